@@ -1,0 +1,84 @@
+/**
+ * JSON schemas derived from the catalog: record shapes for responses and `<X>Fields` selectors for
+ * requests. Shared schemas carry an `$id`, are registered once with Fastify and referenced by routes, so
+ * the OpenAPI document names them as components.
+ */
+import { Type, type TSchema } from 'typebox';
+import type { FieldDef, FieldKind } from './fields.js';
+import type { RecordDef } from './records.js';
+
+const JSON_TYPE: Record<FieldKind, 'string' | 'integer' | 'number'> = {
+  string: 'string',
+  integer: 'integer',
+  money: 'number',
+  rate: 'number',
+  date: 'string',
+};
+
+function scalarResponse(field: FieldDef): TSchema {
+  const format = field.kind === 'date' ? { format: 'date' } : {};
+  return Type.Unsafe({ type: [JSON_TYPE[field.kind], 'null'], ...format });
+}
+
+/** Response schema of one field: a nullable scalar, or the repeating entries `[{EntryId, <name>}]`. */
+export function fieldResponseSchema(field: FieldDef): TSchema {
+  if (!field.repeating) return scalarResponse(field);
+  return Type.Array(
+    Type.Object({ EntryId: Type.Integer(), [field.name]: scalarResponse(field) }, { additionalProperties: false }),
+  );
+}
+
+/** Names of the shared schemas of a record. */
+export const schemaIds = {
+  record: (record: RecordDef) => record.name,
+  selector: (record: RecordDef) => `${record.name}Fields`,
+};
+
+/**
+ * The record as returned: every field optional (field selection may leave it out) and nullable.
+ * @example recordSchema(recordDef('CorpTransfer')).$id // 'CorpTransfer'
+ */
+export function recordSchema(record: RecordDef): TSchema {
+  const properties = Object.fromEntries(
+    record.fields.filter((f) => !f.protection).map((f) => [f.name, Type.Optional(fieldResponseSchema(f))]),
+  );
+  return Type.Object(properties, { $id: schemaIds.record(record), additionalProperties: false });
+}
+
+/**
+ * The `<X>Fields` selector: one boolean flag per field. A repeating field also takes an array of
+ * EntryIds to return only those entries (DESIGN: real clients send `"Memo": [1]`).
+ */
+export function selectorSchema(record: RecordDef): TSchema {
+  const properties = Object.fromEntries(
+    record.fields
+      .filter((f) => !f.protection)
+      .map((f) => [
+        f.name,
+        Type.Optional(
+          f.repeating
+            ? Type.Union([Type.Boolean(), Type.Array(Type.Integer({ minimum: 1 }), { maxItems: f.repeating.maxEntries })])
+            : Type.Boolean(),
+        ),
+      ]),
+  );
+  return Type.Object(properties, {
+    $id: schemaIds.selector(record),
+    additionalProperties: false,
+    description: `Per-field flags for ${record.name}: true selects the field.`,
+  });
+}
+
+/**
+ * `SelectableFields` for one record type: `IncludeAll<X>Fields` and `<X>Fields`, plus nested selectors.
+ */
+export function selectableFieldsSchema(record: RecordDef, nested: Record<string, TSchema> = {}): TSchema {
+  return Type.Object(
+    {
+      [`IncludeAll${record.name}Fields`]: Type.Optional(Type.Boolean()),
+      [schemaIds.selector(record)]: Type.Optional(Type.Ref(schemaIds.selector(record))),
+      ...Object.fromEntries(Object.entries(nested).map(([name, schema]) => [name, Type.Optional(schema)])),
+    },
+    { additionalProperties: false },
+  );
+}

@@ -1,0 +1,49 @@
+/**
+ * Versioned migrations, applied in order on start and by `coregate migrate`. Each runs in its own
+ * transaction under an advisory lock, so concurrent starts of several instances apply it once.
+ */
+import { createHash } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import { schemaDdl } from './schema.js';
+
+export interface Migration {
+  readonly id: string;
+  readonly statements: () => readonly string[];
+}
+
+/**
+ * 0001 creates the schema as the catalog defines it. Once released, a catalog change that alters a
+ * table ships as a new migration; `schema.sql` (checked by a test) shows the change in review.
+ */
+export const MIGRATIONS: readonly Migration[] = [{ id: '0001_catalog', statements: schemaDdl }];
+
+const MIGRATION_LOCK = 627_0001;
+
+function checksum(statements: readonly string[]): string {
+  return createHash('sha256').update(statements.join(';\n')).digest('hex');
+}
+
+/** Applies pending migrations; returns the ids applied. */
+export async function migrate(db: Kysely<unknown>): Promise<string[]> {
+  await sql`create table if not exists coregate_migration (
+    id varchar(64) primary key,
+    checksum char(64) not null,
+    applied_at timestamptz not null default now()
+  )`.execute(db);
+  const applied: string[] = [];
+  for (const migration of MIGRATIONS) {
+    const statements = migration.statements();
+    const done = await db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK})`.execute(trx);
+      const existing = await sql<{ checksum: string }>`
+        select checksum from coregate_migration where id = ${migration.id}`.execute(trx);
+      if (existing.rows.length > 0) return false;
+      for (const statement of statements) await sql.raw(statement).execute(trx);
+      await sql`insert into coregate_migration (id, checksum)
+        values (${migration.id}, ${checksum(statements)})`.execute(trx);
+      return true;
+    });
+    if (done) applied.push(migration.id);
+  }
+  return applied;
+}
