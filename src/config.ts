@@ -1,0 +1,47 @@
+/**
+ * Runtime configuration from the environment. Every setting has a default that runs the quickstart.
+ */
+import { resolve } from 'node:path';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** Directory of the embedded database, the generated master secret and the demo credentials. */
+  readonly dataDir: string;
+  /** PostgreSQL URL; absent means the embedded database under `<dataDir>/pglite`. */
+  readonly databaseUrl: string | undefined;
+  /** 64 hex characters; instances sharing a database must share it. */
+  readonly secret: string | undefined;
+  readonly logLevel: string;
+  /** Maximum request body in bytes (spec: request size limit "not shown"; DESIGN: 413 above it). */
+  readonly bodyLimit: number;
+  /** Maximum entries of a list response before hasReachedMaximumListSize (DESIGN: default 1000). */
+  readonly listMaximum: number;
+  /** Milliseconds a successful password verification is remembered (DESIGN: not a scrypt per request). */
+  readonly credentialCacheMs: number;
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+/** @example loadConfig({ PORT: '9000' }).port // 9000 */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    port: integer(env, 'PORT', 8627, 0, 65535),
+    host: env.HOST || '127.0.0.1',
+    dataDir: resolve(env.COREGATE_DATA_DIR || './data'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    secret: env.COREGATE_SECRET || undefined,
+    logLevel: env.LOG_LEVEL || 'info',
+    bodyLimit: integer(env, 'COREGATE_BODY_LIMIT', 256 * 1024, 1024, 64 * 1024 * 1024),
+    listMaximum: integer(env, 'COREGATE_LIST_MAXIMUM', 1000, 1, 100_000),
+    credentialCacheMs: integer(env, 'COREGATE_CREDENTIAL_CACHE_MS', 60_000, 0, 3_600_000),
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * The FindBy queries, one per lookup path, each served by an index declared in the catalog.
+ * Card numbers, SSNs and MICR numbers are matched by their keyed HMAC, never in clear.
+ */
+import { sql } from 'kysely';
+import type { Secrets } from '../security/secrets.js';
+import type { Db } from './database.js';
+
+/** Card status code of an active card; "active" also requires an expiration date not in the past. */
+export const CARD_STATUS_ACTIVE = 0;
+
+export interface ShareMatch {
+  readonly accountNumber: string;
+  readonly shareId: string | null;
+}
+
+async function accountNumbers(query: Promise<{ rows: { account_number: string }[] }>): Promise<string[]> {
+  return (await query).rows.map((row) => row.account_number);
+}
+
+export function lookupQueries(db: Db, secrets: Secrets) {
+  return {
+    async activeCard(cardNumber: string): Promise<string | undefined> {
+      const [account] = await accountNumbers(
+        sql<{ account_number: string }>`select account_number from card
+          where card_number_hmac = ${secrets.lookupHash('pan', cardNumber)}
+            and status = ${CARD_STATUS_ACTIVE} and expiration_date >= current_date
+          order by account_number limit 1`.execute(db),
+      );
+      return account;
+    },
+
+    anyCard(cardNumber: string): Promise<string[]> {
+      return accountNumbers(
+        sql<{ account_number: string }>`select distinct account_number from card
+          where card_number_hmac = ${secrets.lookupHash('pan', cardNumber)}
+          order by account_number`.execute(db),
+      );
+    },
+
+    async homeBankingUser(userName: string): Promise<string | undefined> {
+      const [account] = await accountNumbers(
+        sql<{ account_number: string }>`select account_number from home_banking_user
+          where lower(user_name) = lower(${userName}) limit 1`.execute(db),
+      );
+      return account;
+    },
+
+    async micr(micrNumber: string, draft: string): Promise<ShareMatch | undefined> {
+      const result = await sql<ShareMatch>`select account_number as "accountNumber", share_id as "shareId" from micr
+        where micr_number_hmac = ${secrets.lookupHash('micr', micrNumber)} and draft = ${draft}
+        order by account_number limit 1`.execute(db);
+      return result.rows[0];
+    },
+
+    async lookup(lookupType: number, lookupNumber: string): Promise<ShareMatch | undefined> {
+      const result = await sql<ShareMatch>`select account_number as "accountNumber", share_id as "shareId" from lookup
+        where lookup_type = ${lookupType} and lookup_number = ${lookupNumber}
+        order by account_number, locator limit 1`.execute(db);
+      return result.rows[0];
+    },
+
+    /** Distinct accounts with a name record (account- or share-level) carrying the SSN, ascending. */
+    bySsn(ssn: string, limit: number): Promise<string[]> {
+      return accountNumbers(
+        sql<{ account_number: string }>`select distinct account_number from share_name
+          where ssn_hmac = ${secrets.lookupHash('ssn', ssn)} order by account_number limit ${limit}`.execute(db),
+      );
+    },
+
+    /** Distinct accounts with a name record of that short name, case-insensitive, ascending. */
+    byShortName(shortName: string, limit: number): Promise<string[]> {
+      return accountNumbers(
+        sql<{ account_number: string }>`select distinct account_number from share_name
+          where upper(short_name) = upper(${shortName}) order by account_number limit ${limit}`.execute(db),
+      );
+    },
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * Generic reading and writing of catalog records. Rows are keyed by column; wire records by field name.
+ * Protected fields (PAN, SSN, MICR) are turned into their HMAC and ciphertext columns here and nowhere else.
+ */
+import { sql, type RawBuilder } from 'kysely';
+import type { FieldDef, RecordDef } from '../catalog/index.js';
+import type { Secrets } from '../security/secrets.js';
+import type { Db } from './database.js';
+import { protectedColumns } from './schema.js';
+
+export type WireRecord = Record<string, unknown>;
+export type Row = Record<string, unknown>;
+
+/** Bytes in the text form PostgreSQL's bytea input accepts inside JSON (`\x` + hex). */
+function byteaText(bytes: Buffer): string {
+  return `\\x${bytes.toString('hex')}`;
+}
+
+/**
+ * A table row from a record's wire values plus its parent key columns.
+ * @example toRow(recordDef('Card'), { CardNumber: '4000…', Status: 0 }, { account_number: '0000000001' }, secrets)
+ */
+export function toRow(record: RecordDef, values: WireRecord, keys: Row, secrets: Secrets): Row {
+  const row: Row = { ...keys };
+  for (const field of record.fields) {
+    const value = values[field.name];
+    if (value === undefined) continue;
+    if (field.protection) {
+      const { hmac, cipher } = protectedColumns(field);
+      const clear = value === null ? null : String(value);
+      row[hmac] = clear === null ? null : byteaText(secrets.lookupHash(field.protection, clear));
+      row[cipher] = clear === null ? null : byteaText(secrets.encrypt(clear));
+    } else {
+      row[field.column] = value;
+    }
+  }
+  return row;
+}
+
+const BATCH_ROWS = 2000;
+
+/**
+ * Bulk insert: each batch is one statement with one JSON parameter expanded by json_populate_recordset,
+ * so there is no bind-parameter limit and PostgreSQL converts every column from its JSON text.
+ */
+export async function insertRows(db: Db, record: RecordDef, rows: readonly Row[]): Promise<void> {
+  for (let start = 0; start < rows.length; start += BATCH_ROWS) {
+    const batch = rows.slice(start, start + BATCH_ROWS);
+    const columns = [...new Set(batch.flatMap((row) => Object.keys(row)))];
+    const columnList = sql.join(columns.map((c) => sql.id(c)));
+    await sql`insert into ${sql.table(record.table)} (${columnList})
+      select ${columnList} from json_populate_recordset(null::${sql.table(record.table)}, ${JSON.stringify(batch)}::json)`.execute(
+      db,
+    );
+  }
+}
+
+/**
+ * The select list that returns columns under their wire names, so rows need no mapping.
+ * Protected fields are never selected this way.
+ */
+export function wireSelection(fields: readonly FieldDef[]): RawBuilder<unknown> {
+  return sql.join(fields.filter((f) => !f.protection).map((f) => sql`${sql.ref(f.column)} as ${sql.id(f.name)}`));
+}
+
+/**
+ * One record by its key columns, with the given fields under their wire names; undefined when none matches.
+ */
+export async function findRecord(
+  db: Db,
+  record: RecordDef,
+  key: Row,
+  fields: readonly FieldDef[],
+): Promise<WireRecord | undefined> {
+  const conditions = Object.entries(key).map(([column, value]) => sql`${sql.ref(column)} = ${value}`);
+  const result = await sql<WireRecord>`select ${wireSelection(fields)} from ${sql.table(record.table)}
+    where ${sql.join(conditions, sql` and `)}`.execute(db);
+  return result.rows[0];
+}
