@@ -1,0 +1,38 @@
+/**
+ * Operational endpoints beside the API: liveness, readiness, the operation list and the OpenAPI document.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { AnyOperation } from '../operations/types.js';
+import { operationPath } from '../operations/types.js';
+import { ping, type Db } from '../store/database.js';
+import { Problem } from './problems.js';
+
+export function registerOpsRoutes(app: FastifyInstance, options: { db: Db; operations: readonly AnyOperation[] }): void {
+  const hide = { hide: true };
+  const Status = Type.Object({ status: Type.String() });
+
+  app.get('/health', { schema: { ...hide, response: { 200: Status } } }, async () => ({ status: 'ok' }));
+
+  app.get('/ready', { schema: { ...hide, response: { 200: Status } } }, async () => {
+    try {
+      await ping(options.db);
+    } catch {
+      throw new Problem(503, 'UNAVAILABLE', 'The database is not reachable');
+    }
+    return { status: 'ready' };
+  });
+
+  const operationList = options.operations.map((operation) => ({
+    name: operation.name,
+    family: operation.family,
+    service: operation.service,
+    method: 'POST',
+    path: operationPath(operation),
+    scope: operation.scope,
+    summary: operation.summary,
+  }));
+  app.get('/operations', { schema: hide }, async () => ({ operations: operationList }));
+
+  app.get('/openapi.json', { schema: hide }, async () => app.swagger());
+}

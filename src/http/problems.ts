@@ -1,0 +1,107 @@
+/**
+ * Errors as values with stable codes (RFC 9457 problem details). Thrown anywhere, mapped to a response
+ * in one place (`error-handler.ts`).
+ */
+import { Type, type Static } from 'typebox';
+
+export type ProblemCode =
+  | 'VALIDATION_FAILED'
+  | 'MALFORMED_JSON'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'RECORD_NOT_FOUND'
+  | 'INVALID_QUERY'
+  | 'INVALID_PAGING_TOKEN'
+  | 'RATE_LIMITED'
+  | 'UNAVAILABLE'
+  | 'INTERNAL';
+
+export interface PropertyError {
+  /** JSON pointer to the property at fault, e.g. `/CardNumber`. */
+  readonly pointer: string;
+  readonly detail: string;
+}
+
+const TITLES: Record<ProblemCode, string> = {
+  VALIDATION_FAILED: 'The request is not valid',
+  MALFORMED_JSON: 'The body is not valid JSON',
+  UNSUPPORTED_MEDIA_TYPE: 'The body must be application/json',
+  PAYLOAD_TOO_LARGE: 'The body is too large',
+  UNAUTHENTICATED: 'Authentication required',
+  FORBIDDEN: 'Not allowed',
+  NOT_FOUND: 'No such resource',
+  METHOD_NOT_ALLOWED: 'Method not allowed',
+  RECORD_NOT_FOUND: 'No such record',
+  INVALID_QUERY: 'The query is not valid',
+  INVALID_PAGING_TOKEN: 'The paging token is not valid',
+  RATE_LIMITED: 'Too many requests',
+  UNAVAILABLE: 'The service is unavailable',
+  INTERNAL: 'Internal error',
+};
+
+export class Problem extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ProblemCode,
+    readonly detail: string,
+    readonly errors?: readonly PropertyError[],
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(detail);
+    this.name = 'Problem';
+  }
+
+  get title(): string {
+    return TITLES[this.code];
+  }
+}
+
+/** @example throw validationFailed([{ pointer: '/CardNumber', detail: 'must be string' }]) */
+export function validationFailed(errors: readonly PropertyError[]): Problem {
+  const detail =
+    errors.length === 1 ? `${errors[0]!.pointer || 'body'}: ${errors[0]!.detail}` : `${errors.length} properties are not valid`;
+  return new Problem(400, 'VALIDATION_FAILED', detail, errors);
+}
+
+export function recordNotFound(detail: string): Problem {
+  return new Problem(404, 'RECORD_NOT_FOUND', detail);
+}
+
+export function unauthenticated(detail = 'A valid bearer token is required'): Problem {
+  return new Problem(401, 'UNAUTHENTICATED', detail, undefined, { 'www-authenticate': 'Bearer realm="coregate"' });
+}
+
+export function forbidden(detail = 'The credentials do not allow this operation'): Problem {
+  return new Problem(403, 'FORBIDDEN', detail);
+}
+
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String(),
+    instance: Type.Optional(Type.String()),
+    errors: Type.Optional(Type.Array(Type.Object({ pointer: Type.String(), detail: Type.String() }))),
+  },
+  { $id: 'Problem', description: 'RFC 9457 problem details with a stable `code`' },
+);
+export type ProblemBody = Static<typeof ProblemSchema>;
+
+/** The response body of a problem; `type` is a stable URN per code. */
+export function problemBody(problem: Problem, instance?: string): ProblemBody {
+  return {
+    type: `urn:coregate:problem:${problem.code.toLowerCase().replaceAll('_', '-')}`,
+    title: problem.title,
+    status: problem.status,
+    detail: problem.detail,
+    code: problem.code,
+    ...(instance ? { instance } : {}),
+    ...(problem.errors ? { errors: [...problem.errors] } : {}),
+  };
+}

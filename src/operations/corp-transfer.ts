@@ -1,0 +1,57 @@
+/**
+ * CorpTransferService: one corporate transfer by its key pair, with field selection.
+ */
+import { Type } from 'typebox';
+import { recordDef } from '../catalog/index.js';
+import { selectableFieldsSchema } from '../catalog/schemas.js';
+import { recordNotFound } from '../http/problems.js';
+import { findRecord } from '../store/records.js';
+import { applyEntryFilters, resolveSelection, type SelectorFlags } from './selection.js';
+import { STAFF_CREDENTIALS, type Operation } from './types.js';
+
+const corpTransfer = recordDef('CorpTransfer');
+/** Spec: the record is identified by GlobalSequenceDate plus GlobalSequence; both are always returned. */
+const KEY_FIELDS = ['GlobalSequenceDate', 'GlobalSequence'];
+
+interface GetCorpTransferBody {
+  CorpTransferGlobalSequenceDate: string;
+  CorpTransferGlobalSequence: number;
+  SelectableFields?: { IncludeAllCorpTransferFields?: boolean; CorpTransferFields?: SelectorFlags };
+}
+
+export const getCorpTransferSelectFields: Operation<GetCorpTransferBody> = {
+  name: 'getCorpTransferSelectFields',
+  family: 'P1',
+  service: 'corptransfer',
+  summary: 'One corporate transfer with the selected fields',
+  scope: 'corptransfer:read',
+  credentials: STAFF_CREDENTIALS,
+  request: {
+    CorpTransferGlobalSequenceDate: Type.String({ format: 'date', description: 'YYYY-MM-DD' }),
+    CorpTransferGlobalSequence: Type.Integer({ minimum: 1, maximum: 2147483647 }),
+    SelectableFields: Type.Optional(selectableFieldsSchema(corpTransfer)),
+  },
+  response: Type.Object({ CorpTransfer: Type.Ref('CorpTransfer') }, { additionalProperties: false }),
+  async handle({ db }, body) {
+    const selectable = body.SelectableFields;
+    // Without SelectableFields the whole record is returned (docs/decisions.md).
+    const selection = resolveSelection(
+      corpTransfer,
+      selectable === undefined || selectable.IncludeAllCorpTransferFields,
+      selectable?.CorpTransferFields,
+      KEY_FIELDS,
+    );
+    const found = await findRecord(
+      db,
+      corpTransfer,
+      { global_sequence_date: body.CorpTransferGlobalSequenceDate, global_sequence: body.CorpTransferGlobalSequence },
+      selection.fields,
+    );
+    if (!found) {
+      throw recordNotFound(
+        `No corporate transfer ${body.CorpTransferGlobalSequenceDate}/${body.CorpTransferGlobalSequence}`,
+      );
+    }
+    return { CorpTransfer: applyEntryFilters(found, selection) };
+  },
+};

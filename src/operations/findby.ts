@@ -1,0 +1,136 @@
+/**
+ * FindByService (spec document 1): locate accounts by card, home-banking user, MICR plus draft,
+ * lookup type plus number, SSN or short name. Nothing found is an empty result, never an error.
+ */
+import { Type, type TSchema } from 'typebox';
+import { lookupQueries, type ShareMatch } from '../store/lookups.js';
+import { STAFF_CREDENTIALS, type Operation, type OperationContext } from './types.js';
+
+const AccountNumber = Type.String({ pattern: '^[0-9]{10}$', description: 'Account number: 10 digits' });
+const NullableAccountNumber = Type.Unsafe<string | null>({ ...AccountNumber, type: ['string', 'null'] });
+const AccountNumbers = Type.Array(AccountNumber, { description: 'Distinct account numbers, ascending' });
+const MessageId = Type.String({ description: 'The operation name' });
+const Null = Type.Null();
+
+/** Spec: "Lookup result object (findByMICR, findByLookup)"; null when nothing matches. */
+const LookupResult = Type.Unsafe<{ AccountNumber: string; IdType: string; Id: string | null } | null>({
+  type: ['object', 'null'],
+  properties: {
+    AccountNumber,
+    IdType: Type.String({ description: 'SHARE when the match names a share, NONE otherwise' }),
+    Id: Type.Unsafe({ type: ['string', 'null'], description: 'The share id when IdType is SHARE' }),
+  },
+  required: ['AccountNumber', 'IdType', 'Id'],
+  additionalProperties: false,
+});
+
+function lookupResult(match: ShareMatch | undefined) {
+  if (!match) return null;
+  return {
+    AccountNumber: match.accountNumber,
+    IdType: match.shareId ? 'SHARE' : 'NONE',
+    Id: match.shareId,
+  };
+}
+
+const CardNumber = Type.String({ pattern: '^[0-9]{12,19}$', description: 'Card number (PAN): 12 to 19 digits' });
+
+function findBy<Body>(
+  name: string,
+  summary: string,
+  request: Record<string, TSchema>,
+  response: Record<string, TSchema>,
+  handle: (lookups: ReturnType<typeof lookupQueries>, body: Body, context: OperationContext) => Promise<unknown>,
+): Operation<Body> {
+  return {
+    name,
+    family: 'P1',
+    service: 'findby',
+    summary,
+    scope: 'findby',
+    credentials: STAFF_CREDENTIALS,
+    request,
+    response: Type.Object(response, { additionalProperties: false }),
+    handle: (context, body) => handle(lookupQueries(context.db, context.secrets), body, context),
+  };
+}
+
+export const FINDBY_OPERATIONS = [
+  findBy<{ CardNumber: string }>(
+    'findByActiveCard',
+    'Account of an active, unexpired card',
+    { CardNumber },
+    { AccountNumber: NullableAccountNumber, MessageId },
+    async (lookups, body) => ({
+      AccountNumber: (await lookups.activeCard(body.CardNumber)) ?? null,
+      MessageId: 'findByActiveCard',
+    }),
+  ),
+  findBy<{ CardNumber: string }>(
+    'findByAnyCard',
+    'Accounts of a card number, active or not',
+    { CardNumber },
+    { AccountNumber: AccountNumbers, MessageId, Version_1: Null, _value_1: Null },
+    async (lookups, body) => ({
+      AccountNumber: await lookups.anyCard(body.CardNumber),
+      MessageId: 'findByAnyCard',
+      Version_1: null,
+      _value_1: null,
+    }),
+  ),
+  findBy<{ HomeBankingUserName: string }>(
+    'findByHomeUser',
+    'Account of a home-banking user name (case-insensitive)',
+    { HomeBankingUserName: Type.String({ minLength: 1, maxLength: 64 }) },
+    { AccountNumber: NullableAccountNumber, MessageId },
+    async (lookups, body) => ({
+      AccountNumber: (await lookups.homeBankingUser(body.HomeBankingUserName)) ?? null,
+      MessageId: 'findByHomeUser',
+    }),
+  ),
+  findBy<{ MICR: string; Draft: string }>(
+    'findByMICR',
+    'Account and share of a MICR number and draft',
+    {
+      MICR: Type.String({ pattern: '^[0-9]{4,20}$', description: 'MICR account number: 4 to 20 digits' }),
+      Draft: Type.String({ pattern: '^[0-9]{1,10}$', description: 'Draft number: 1 to 10 digits' }),
+    },
+    { Result: LookupResult, MessageId },
+    async (lookups, body) => ({ Result: lookupResult(await lookups.micr(body.MICR, body.Draft)), MessageId: 'findByMICR' }),
+  ),
+  findBy<{ LookupType: number; LookupNumber: string }>(
+    'findByLookup',
+    'Account (and share) of a lookup type and number',
+    {
+      LookupType: Type.Integer({ minimum: 0, maximum: 99 }),
+      LookupNumber: Type.String({ minLength: 1, maxLength: 20 }),
+    },
+    { Result: LookupResult, AccountNumber: NullableAccountNumber, MessageId },
+    async (lookups, body) => {
+      const match = await lookups.lookup(body.LookupType, body.LookupNumber);
+      return { Result: lookupResult(match), AccountNumber: match?.accountNumber ?? null, MessageId: 'findByLookup' };
+    },
+  ),
+  findBy<{ SSN: string }>(
+    'findBySSN',
+    'Accounts with a name record carrying the SSN',
+    {
+      SSN: Type.String({ pattern: '^[0-9]{3}-?[0-9]{2}-?[0-9]{4}$', description: '9 digits, dashes allowed' }),
+    },
+    { AccountNumber: AccountNumbers, MessageId },
+    async (lookups, body, context) => ({
+      AccountNumber: await lookups.bySsn(body.SSN.replaceAll('-', ''), context.config.listMaximum),
+      MessageId: 'findBySSN',
+    }),
+  ),
+  // Spec: the findByShortName response lists only AccountNumber (no MessageId).
+  findBy<{ ShortName: string }>(
+    'findByShortName',
+    'Accounts with a name record of that short name (case-insensitive)',
+    { ShortName: Type.String({ minLength: 1, maxLength: 20 }) },
+    { AccountNumber: AccountNumbers },
+    async (lookups, body, context) => ({
+      AccountNumber: await lookups.byShortName(body.ShortName, context.config.listMaximum),
+    }),
+  ),
+];

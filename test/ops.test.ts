@@ -1,0 +1,88 @@
+/**
+ * Operational and documentation endpoints: /health, /ready, /operations, /openapi.json, /docs.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { OPERATIONS } from '../src/operations/index.js';
+import { operationPath } from '../src/operations/types.js';
+import { createHarness, type Harness } from './support/harness.js';
+
+describe('ops and docs endpoints', () => {
+  let h: Harness;
+  before(async () => (h = await createHarness({ name: 'pglite' })));
+  after(() => h.close());
+
+  const get = (url: string) => h.app.inject({ method: 'GET', url });
+
+  test('/health answers without credentials', async () => {
+    const response = await get('/health');
+    assert.equal(response.statusCode, 200);
+    assert.deepEqual(response.json(), { status: 'ok' });
+  });
+
+  test('/ready checks the database', async () => {
+    assert.deepEqual((await get('/ready')).json(), { status: 'ready' });
+  });
+
+  test('/operations lists every operation with its path and scope', async () => {
+    const { operations } = (await get('/operations')).json() as { operations: { name: string; path: string; scope: string }[] };
+    assert.equal(operations.length, OPERATIONS.length);
+    assert.deepEqual(
+      operations.find((o) => o.name === 'findByMICR'),
+      {
+        name: 'findByMICR',
+        family: 'P1',
+        service: 'findby',
+        method: 'POST',
+        path: '/gw/627/persistent/findby/findByMICR',
+        scope: 'findby',
+        summary: 'Account and share of a MICR number and draft',
+      },
+    );
+  });
+
+  test('/openapi.json is OpenAPI 3.1 with every operation, its request and response schemas and the bearer scheme', async () => {
+    const document = (await get('/openapi.json')).json();
+    assert.equal(document.openapi, '3.1.0');
+    assert.deepEqual(document.components.securitySchemes.bearerAuth, {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'An API token from `coregate token create`',
+    });
+    const paths = Object.keys(document.paths);
+    assert.deepEqual(paths.sort(), OPERATIONS.map(operationPath).sort());
+    assert.ok(paths.length >= 8);
+    for (const path of paths) {
+      const post = document.paths[path].post;
+      assert.ok(post.requestBody.content['application/json'].schema, path);
+      assert.ok(post.responses['200'].content['application/json'].schema, path);
+      assert.ok(post.responses['4XX'] ?? post.responses['4xx'], `${path} documents its problem responses`);
+    }
+    assert.ok(document.components.schemas.CorpTransfer.properties.Memo);
+    assert.ok(!paths.includes('/health'), 'ops endpoints stay out of the API document');
+  });
+
+  test('every $ref in the document resolves to a component', async () => {
+    const body = (await get('/openapi.json')).body;
+    const document = JSON.parse(body);
+    const refs = [...body.matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]!);
+    assert.ok(refs.length > 0);
+    for (const ref of refs) {
+      const name = ref.replace('#/components/schemas/', '');
+      assert.ok(document.components.schemas[name], `unresolved ${ref}`);
+    }
+  });
+
+  test('/docs serves the interactive reference from local assets', async () => {
+    const page = await get('/docs');
+    assert.equal(page.statusCode, 200);
+    assert.match(page.headers['content-type'] as string, /text\/html/);
+    assert.doesNotMatch(page.body, /https?:\/\/(cdn|unpkg|cdnjs)/);
+    const scripts = [...page.body.matchAll(/src="\.?\/?([^"]+\.js)"/g)].map((m) => m[1]!);
+    assert.ok(scripts.length > 0);
+    for (const script of scripts) {
+      const asset = await get(`/docs/${script.replace(/^docs\//, '')}`);
+      assert.equal(asset.statusCode, 200, script);
+    }
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * Test harness: a migrated database (embedded in memory, or a private schema of TEST_DATABASE_URL), the
+ * app built on it, an API token and the admin password, and helpers to call operations.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { loadConfig, type Config } from '../../src/config.js';
+import { buildApp } from '../../src/http/app.js';
+import { settings, SETTING, SCOPES, tokens, type Scope } from '../../src/store/access.js';
+import { dropSchema, openDatabase, type Database } from '../../src/store/database.js';
+import { migrate } from '../../src/store/migrations.js';
+import { hashPassword } from '../../src/security/passwords.js';
+import { secretsFromMaster, type Secrets } from '../../src/security/secrets.js';
+
+export const ADMIN_PASSWORD = 'test-admin-password';
+
+export interface Backend {
+  readonly name: 'pglite' | 'postgres';
+  readonly url?: string;
+}
+
+/** The databases the storage-facing suites run on: always the embedded one, PostgreSQL when configured. */
+export const BACKENDS: readonly Backend[] = [
+  { name: 'pglite' },
+  ...(process.env.TEST_DATABASE_URL ? [{ name: 'postgres' as const, url: process.env.TEST_DATABASE_URL }] : []),
+];
+
+export interface Harness {
+  readonly app: FastifyInstance;
+  readonly database: Database;
+  readonly secrets: Secrets;
+  readonly config: Config;
+  /** A token with every scope. */
+  readonly token: string;
+  /** POSTs a body to a path with the token; `Credentials` default to the admin password. */
+  call(path: string, body: Record<string, unknown>, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  tokenWith(scopes: readonly Scope[]): Promise<string>;
+  close(): Promise<void>;
+}
+
+export const adminCredentials = { AdministrativeCredentials: { Password: ADMIN_PASSWORD } };
+
+export async function createHarness(backend: Backend, configOverrides: Partial<Config> = {}): Promise<Harness> {
+  const schema = backend.url ? `test_${randomBytes(6).toString('hex')}` : undefined;
+  const database = await openDatabase({ url: backend.url, schema });
+  await migrate(database.db);
+  const secrets = secretsFromMaster(randomBytes(32));
+  const config = { ...loadConfig({}), credentialCacheMs: 60_000, ...configOverrides };
+  await settings.set(database.db, SETTING.adminPasswordHash, await hashPassword(ADMIN_PASSWORD));
+  const { token } = await tokens.create(database.db, 'test', SCOPES);
+  const app = await buildApp({ db: database.db, secrets, config });
+  await app.ready();
+  let tokenCount = 0;
+  return {
+    app,
+    database,
+    secrets,
+    config,
+    token,
+    call(path, body, headers = {}) {
+      return app.inject({
+        method: 'POST',
+        url: path,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+        payload: JSON.stringify({ Credentials: adminCredentials, ...body }),
+      });
+    },
+    async tokenWith(scopes) {
+      tokenCount += 1;
+      return (await tokens.create(database.db, `scoped-${tokenCount}`, scopes)).token;
+    },
+    async close() {
+      await app.close();
+      await database.close();
+      if (backend.url && schema) await dropSchema(backend.url, schema);
+    },
+  };
+}
