@@ -1,0 +1,174 @@
+/**
+ * The CLI commands. Each opens the runtime it needs, does one thing and closes it.
+ */
+import { sql } from 'kysely';
+import { RECORDS } from '../catalog/index.js';
+import type { Config } from '../config.js';
+import { openRuntime, type Runtime } from '../runtime.js';
+import { seedDatabase, DEFAULT_SEED } from '../seed/load.js';
+import { createProgress } from '../seed/progress.js';
+import { generatePassword, hashPassword } from '../security/passwords.js';
+import { SCOPES, settings, SETTING, tokens, users, type Scope } from '../store/access.js';
+import { integerOption, parseCommand, UsageError, type CommandSpec } from './args.js';
+
+type Print = (line: string) => void;
+
+async function withRuntime<T>(config: Config, run: (runtime: Runtime) => Promise<T>): Promise<T> {
+  const runtime = await openRuntime(config);
+  try {
+    return await run(runtime);
+  } finally {
+    await runtime.database.close();
+  }
+}
+
+const MIGRATE: CommandSpec = {
+  usage: 'Usage: coregate migrate\n\nApplies pending migrations to the database (DATABASE_URL, or the embedded one).',
+  options: {},
+};
+
+export async function migrateCommand(argv: string[], config: Config, print: Print): Promise<void> {
+  const { flags } = parseCommand(MIGRATE, argv);
+  if (flags.has('help')) return print(MIGRATE.usage);
+  await withRuntime(config, async ({ applied }) =>
+    print(applied.length ? `Applied ${applied.join(', ')}` : 'The database is up to date'),
+  );
+}
+
+const SEED: CommandSpec = {
+  usage: `Usage: coregate seed --accounts N [--seed S] [--reset]
+
+Generates a deterministic demo dataset of N accounts (the same N and S give the same data).
+  --accounts N   number of accounts (required)
+  --seed S       generator seed (default ${DEFAULT_SEED})
+  --reset        delete existing records first (credentials and tokens are kept)`,
+  options: { accounts: { type: 'string' }, seed: { type: 'string' }, reset: { type: 'boolean' } },
+};
+
+export async function seedCommand(argv: string[], config: Config, print: Print): Promise<void> {
+  const { values, flags } = parseCommand(SEED, argv);
+  if (flags.has('help')) return print(SEED.usage);
+  if (values.accounts === undefined) throw new UsageError(`--accounts is required\n\n${SEED.usage}`);
+  const accounts = integerOption(values.accounts, 'accounts', 0, SEED);
+  const seed = integerOption(values.seed, 'seed', DEFAULT_SEED, SEED);
+  if (accounts < 1) throw new UsageError(`--accounts must be at least 1\n\n${SEED.usage}`);
+  await withRuntime(config, async ({ database, secrets }) => {
+    const existing = await sql<{ n: number }>`select count(*) as n from account`.execute(database.db);
+    if ((existing.rows[0]?.n ?? 0) > 0) {
+      if (!flags.has('reset')) throw new UsageError('The database already holds accounts; add --reset to replace them');
+      await sql.raw(`truncate ${RECORDS.map((r) => r.table).join(', ')}`).execute(database.db);
+    }
+    const progress = createProgress('Seeding', accounts);
+    const started = Date.now();
+    const summary = await seedDatabase(database.db, secrets, { accounts, seed, onProgress: (done: number) => progress.update(done) });
+    progress.finish();
+    const seconds = (Date.now() - started) / 1000;
+    print(`Seeded ${accounts} accounts (seed ${seed}) in ${seconds.toFixed(1)} s`);
+    for (const [table, rows] of Object.entries(summary.rows)) print(`  ${table.padEnd(30)} ${rows}`);
+    await settings.set(database.db, SETTING.demoSeeded, new Date().toISOString());
+  });
+}
+
+const TOKEN: CommandSpec = {
+  usage: `Usage: coregate token <create|list|revoke> [options]
+
+  create --name NAME [--scopes a,b] [--expires-days D]   prints the token once
+  list                                                    names, scopes and state
+  revoke --name NAME
+
+Scopes: ${SCOPES.join(', ')} (default: all).`,
+  options: { name: { type: 'string' }, scopes: { type: 'string' }, 'expires-days': { type: 'string' } },
+};
+
+function parseScopes(raw: string | undefined): Scope[] {
+  if (raw === undefined) return [...SCOPES];
+  const scopes = raw.split(',').map((s) => s.trim());
+  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown.length || scopes.length === 0) {
+    throw new UsageError(`Unknown scope ${unknown.join(', ')}; scopes are ${SCOPES.join(', ')}`);
+  }
+  return scopes as Scope[];
+}
+
+export async function tokenCommand(argv: string[], config: Config, print: Print): Promise<void> {
+  const { values, flags, positionals } = parseCommand(TOKEN, argv);
+  const action = positionals[0];
+  if (flags.has('help') || !action) return print(TOKEN.usage);
+  const name = values.name;
+  await withRuntime(config, async ({ database: { db } }) => {
+    switch (action) {
+      case 'create': {
+        if (!name) throw new UsageError(`--name is required\n\n${TOKEN.usage}`);
+        const days = integerOption(values['expires-days'], 'expires-days', 0, TOKEN);
+        const expires = days > 0 ? new Date(Date.now() + days * 86_400_000) : undefined;
+        const existing = (await tokens.list(db)).find((t) => t.name === name);
+        if (existing) throw new UsageError(`A token named ${name} exists already`);
+        const { token, record } = await tokens.create(db, name, parseScopes(values.scopes), expires);
+        print(token);
+        print(`# ${record.name}: scopes ${record.scopes.join(', ')}${record.expiresAt ? `, expires ${record.expiresAt}` : ''}`);
+        return;
+      }
+      case 'list':
+        for (const t of await tokens.list(db)) {
+          const state = t.revokedAt ? `revoked ${t.revokedAt}` : t.expiresAt ? `expires ${t.expiresAt}` : 'active';
+          print(`${t.name}\t${t.scopes.join(',')}\t${state}`);
+        }
+        return;
+      case 'revoke':
+        if (!name) throw new UsageError(`--name is required\n\n${TOKEN.usage}`);
+        if (!(await tokens.revoke(db, name))) throw new UsageError(`No live token named ${name}`);
+        print(`Revoked ${name}`);
+        return;
+      default:
+        throw new UsageError(`Unknown token action "${action}"\n\n${TOKEN.usage}`);
+    }
+  });
+}
+
+const USER: CommandSpec = {
+  usage: `Usage: coregate user <add|list> [options]
+
+  add --number N --name NAME [--password P]   a core user for UserNumberCredentials (N in 1..9999);
+                                              a password is generated and printed when not given
+  list`,
+  options: { number: { type: 'string' }, name: { type: 'string' }, password: { type: 'string' } },
+};
+
+export async function userCommand(argv: string[], config: Config, print: Print): Promise<void> {
+  const { values, flags, positionals } = parseCommand(USER, argv);
+  const action = positionals[0];
+  if (flags.has('help') || !action) return print(USER.usage);
+  await withRuntime(config, async ({ database: { db } }) => {
+    if (action === 'list') {
+      for (const u of await users.list(db)) print(`${u.userNumber}\t${u.name}`);
+      return;
+    }
+    if (action !== 'add') throw new UsageError(`Unknown user action "${action}"\n\n${USER.usage}`);
+    const userNumber = integerOption(values.number, 'number', 0, USER);
+    if (userNumber < 1 || userNumber > 9999) throw new UsageError(`--number must be in 1..9999\n\n${USER.usage}`);
+    if (!values.name) throw new UsageError(`--name is required\n\n${USER.usage}`);
+    if (await users.find(db, userNumber)) throw new UsageError(`User ${userNumber} exists already`);
+    const password = values.password ?? generatePassword();
+    await users.add(db, userNumber, values.name, await hashPassword(password));
+    print(`Added user ${userNumber} (${values.name})`);
+    if (!values.password) print(`Password: ${password}`);
+  });
+}
+
+const ADMIN_PASSWORD: CommandSpec = {
+  usage: `Usage: coregate admin-password [--password P]
+
+Sets the AdministrativeCredentials password (stored as a scrypt hash); prints a generated one when not given.
+COREGATE_ADMIN_PASSWORD_HASH, when set, takes precedence over the stored hash.`,
+  options: { password: { type: 'string' } },
+};
+
+export async function adminPasswordCommand(argv: string[], config: Config, print: Print): Promise<void> {
+  const { values, flags } = parseCommand(ADMIN_PASSWORD, argv);
+  if (flags.has('help')) return print(ADMIN_PASSWORD.usage);
+  const password = values.password ?? generatePassword();
+  await withRuntime(config, async ({ database: { db } }) => {
+    await settings.set(db, SETTING.adminPasswordHash, await hashPassword(password));
+  });
+  print(values.password ? 'Administrative password set' : `Administrative password: ${password}`);
+}

@@ -1,0 +1,49 @@
+/**
+ * First start of the embedded database: seed the deterministic demo dataset, create a demo API token
+ * and an administrative password, and write both to `<data dir>/demo-credentials.json` (mode 0600).
+ */
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '../config.js';
+import type { Runtime } from '../runtime.js';
+import { seedDatabase, DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED } from '../seed/load.js';
+import { createProgress } from '../seed/progress.js';
+import { generatePassword, hashPassword } from '../security/passwords.js';
+import { settings, SETTING, SCOPES, tokens } from '../store/access.js';
+
+export interface DemoCredentials {
+  readonly apiToken: string;
+  readonly adminPassword: string;
+}
+
+export function demoCredentialsFile(config: Config): string {
+  return join(config.dataDir, 'demo-credentials.json');
+}
+
+export function readDemoCredentials(config: Config): DemoCredentials | undefined {
+  const file = demoCredentialsFile(config);
+  if (!existsSync(file)) return undefined;
+  return JSON.parse(readFileSync(file, 'utf8')) as DemoCredentials;
+}
+
+/** Seeds and creates demo credentials unless this database was set up before; returns whether it did. */
+export async function bootstrapDemo(runtime: Runtime, config: Config): Promise<boolean> {
+  const { db } = runtime.database;
+  if (await settings.get(db, SETTING.demoSeeded)) return false;
+  const progress = createProgress('Seeding demo data', DEFAULT_DEMO_ACCOUNTS);
+  await seedDatabase(db, runtime.secrets, {
+    accounts: DEFAULT_DEMO_ACCOUNTS,
+    seed: DEFAULT_SEED,
+    onProgress: (done) => progress.update(done),
+  });
+  progress.finish();
+  const adminPassword = generatePassword();
+  await settings.set(db, SETTING.adminPasswordHash, await hashPassword(adminPassword));
+  const { token } = await tokens.create(db, `demo-${Date.now()}`, SCOPES);
+  const credentials: DemoCredentials = { apiToken: token, adminPassword };
+  const file = demoCredentialsFile(config);
+  writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  await settings.set(db, SETTING.demoSeeded, new Date().toISOString());
+  return true;
+}

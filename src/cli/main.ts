@@ -1,0 +1,64 @@
+/**
+ * The coregate command line: `coregate <command> [options]`, `--help` on each.
+ */
+import { loadConfig } from '../config.js';
+import { UsageError } from './args.js';
+import {
+  adminPasswordCommand,
+  migrateCommand,
+  seedCommand,
+  tokenCommand,
+  userCommand,
+} from './commands.js';
+import { serveCommand } from './serve.js';
+
+const USAGE = `Usage: coregate <command> [options]
+
+Commands:
+  serve            serve the API (default port 8627)
+  migrate          apply database migrations
+  seed             generate a deterministic demo dataset
+  token            create, list or revoke API tokens
+  user             add or list core users (UserNumberCredentials)
+  admin-password   set the administrative password
+
+Environment: PORT, HOST, DATABASE_URL, COREGATE_DATA_DIR, COREGATE_SECRET, LOG_LEVEL.
+Run "coregate <command> --help" for a command's options.`;
+
+const COMMANDS = {
+  serve: serveCommand,
+  migrate: migrateCommand,
+  seed: seedCommand,
+  token: tokenCommand,
+  user: userCommand,
+  'admin-password': adminPasswordCommand,
+} as const;
+
+const print = (line: string) => process.stdout.write(`${line}\n`);
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    print(USAGE);
+    return name ? 0 : 1;
+  }
+  const command = COMMANDS[name as keyof typeof COMMANDS];
+  if (!command) {
+    process.stderr.write(`Unknown command "${name}"\n\n${USAGE}\n`);
+    return 1;
+  }
+  try {
+    await command(rest, loadConfig(), print);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`${error.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`coregate ${name} failed: ${(error as Error).message}\n`);
+    return 1;
+  }
+}
+
+const code = await main(process.argv.slice(2));
+process.exitCode = code;

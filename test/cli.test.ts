@@ -1,0 +1,147 @@
+/**
+ * The README's quickstart as a user runs it: `coregate serve` on a fresh data directory seeds the demo,
+ * prints and stores the demo credentials, serves the API; a second start reuses everything. Plus the
+ * token and user commands.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
+
+interface Started {
+  readonly child: ChildProcess;
+  readonly output: string;
+  readonly baseUrl: string;
+}
+
+function start(dataDir: string): Promise<Started> {
+  const child = spawn(process.execPath, [...CLI, 'serve'], {
+    env: { ...process.env, COREGATE_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no banner within 120 s:\n${output}`)), 120_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /serving the Core Account Records API at (http:\/\/[^ ]+)/.exec(output);
+      if (match && /Try it:\n.*\n/.test(output)) {
+        clearTimeout(timer);
+        resolve({ child, output, baseUrl: match[1]! });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${output}`)));
+  });
+}
+
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    child.removeAllListeners('exit');
+    child.once('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+}
+
+function cli(dataDir: string, ...args: string[]) {
+  return spawnSync(process.execPath, [...CLI, ...args], {
+    env: { ...process.env, COREGATE_DATA_DIR: dataDir, DATABASE_URL: '' },
+    encoding: 'utf8',
+  });
+}
+
+describe('quickstart: coregate serve on a fresh data directory', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'coregate-quickstart-'));
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  let first: Started;
+  before(async () => (first = await start(dataDir)));
+
+  test('the first start seeds the demo and prints the token, the admin password and a curl call', () => {
+    const credentials = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8'));
+    assert.match(credentials.apiToken, /^cg_/);
+    assert.ok(credentials.adminPassword.length >= 16);
+    assert.match(first.output, /Demo data seeded/);
+    assert.ok(first.output.includes(credentials.apiToken));
+    assert.ok(first.output.includes(credentials.adminPassword));
+    assert.match(first.output, /curl -s http:\/\/127\.0\.0\.1:\d+\/gw\/627\/persistent\/findby\//);
+  });
+
+  test('demo-credentials.json is readable by its owner only', () => {
+    assert.equal(statSync(join(dataDir, 'demo-credentials.json')).mode & 0o777, 0o600);
+  });
+
+  test('the printed curl call works', async () => {
+    const line = first.output.split('\n').find((l) => l.trim().startsWith('curl '))!;
+    const url = /curl -s (\S+)/.exec(line)![1]!;
+    const token = /Bearer ([^']+)'/.exec(line)![1]!;
+    const body = /-d '(.+)'$/.exec(line.trim())![1]!;
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body,
+    });
+    assert.equal(response.status, 200);
+    const result = (await response.json()) as { AccountNumber: string[] };
+    assert.ok(result.AccountNumber.length > 0, 'the demo short name matches accounts');
+  });
+
+  test('a second start reuses the data and the credentials', async () => {
+    const credentials = readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8');
+    assert.equal(await stop(first.child), 0);
+    const second = await start(dataDir);
+    try {
+      assert.doesNotMatch(second.output, /Demo data seeded/);
+      assert.equal(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8'), credentials);
+      const { apiToken } = JSON.parse(credentials);
+      assert.ok(second.output.includes(apiToken));
+      const health = await fetch(`${second.baseUrl}/ready`);
+      assert.equal(health.status, 200);
+    } finally {
+      await stop(second.child);
+    }
+  });
+});
+
+describe('coregate token and user commands', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'coregate-cli-'));
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  test('token create prints a token once; list shows it; revoke marks it revoked', () => {
+    const created = cli(dataDir, 'token', 'create', '--name', 'lending-app', '--scopes', 'findby,collateral:read');
+    assert.equal(created.status, 0, created.stderr);
+    assert.match(created.stdout, /^cg_[A-Za-z0-9_-]{43}\n# lending-app: scopes findby, collateral:read/);
+    assert.match(cli(dataDir, 'token', 'list').stdout, /lending-app\tfindby,collateral:read\tactive/);
+    assert.equal(cli(dataDir, 'token', 'revoke', '--name', 'lending-app').status, 0);
+    assert.match(cli(dataDir, 'token', 'list').stdout, /lending-app\t.*\trevoked/);
+  });
+
+  test('bad arguments exit 2 with the usage', () => {
+    const unknownScope = cli(dataDir, 'token', 'create', '--name', 'x', '--scopes', 'everything');
+    assert.equal(unknownScope.status, 2);
+    assert.match(unknownScope.stderr, /Unknown scope everything/);
+    const badNumber = cli(dataDir, 'user', 'add', '--number', '12000', '--name', 'Too big');
+    assert.equal(badNumber.status, 2);
+    assert.match(badNumber.stderr, /1\.\.9999/);
+  });
+
+  test('user add generates a password when none is given; list shows the user', () => {
+    const added = cli(dataDir, 'user', 'add', '--number', '25', '--name', 'Loan officer');
+    assert.equal(added.status, 0, added.stderr);
+    assert.match(added.stdout, /Password: \S{20,}/);
+    assert.match(cli(dataDir, 'user', 'list').stdout, /^25\tLoan officer$/m);
+  });
+
+  test('every command answers --help', () => {
+    for (const command of ['serve', 'migrate', 'seed', 'token', 'user', 'admin-password']) {
+      const help = cli(dataDir, command, '--help');
+      assert.equal(help.status, 0, command);
+      assert.match(help.stdout, /^Usage: coregate/, command);
+    }
+  });
+});
