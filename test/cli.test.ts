@@ -57,10 +57,13 @@ function cli(dataDir: string, ...args: string[]) {
 
 describe('quickstart: coregate serve on a fresh data directory', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'coregate-quickstart-'));
-  after(() => rmSync(dataDir, { recursive: true, force: true }));
-
   let first: Started;
   before(async () => (first = await start(dataDir)));
+  after(async () => {
+    // Also when a filter skipped the test that stops it.
+    if (first.child.exitCode === null) await stop(first.child);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
 
   test('the first start seeds the demo and prints the token, the admin password and a curl call', () => {
     const credentials = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8'));
@@ -135,6 +138,35 @@ describe('coregate token and user commands', () => {
     assert.equal(added.status, 0, added.stderr);
     assert.match(added.stdout, /Password: \S{20,}/);
     assert.match(cli(dataDir, 'user', 'list').stdout, /^25\tLoan officer$/m);
+  });
+
+  test('migrate creates the schema once and then reports it up to date', () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'coregate-migrate-'));
+    try {
+      assert.match(cli(fresh, 'migrate').stdout, /Applied 0001_catalog/);
+      assert.match(cli(fresh, 'migrate').stdout, /up to date/);
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  });
+
+  test('seed loads N accounts, refuses to seed over existing accounts, and replaces them with --reset', () => {
+    const seeded = cli(dataDir, 'seed', '--accounts', '30', '--seed', '7');
+    assert.equal(seeded.status, 0, seeded.stderr);
+    assert.match(seeded.stdout, /Seeded 30 accounts \(seed 7\)/);
+    assert.match(seeded.stdout, /account\s+30$/m);
+    assert.match(seeded.stderr, /30\/30/, 'a progress bar on stderr');
+    const again = cli(dataDir, 'seed', '--accounts', '30');
+    assert.equal(again.status, 2);
+    assert.match(again.stderr, /--reset/);
+    const reset = cli(dataDir, 'seed', '--accounts', '40', '--reset');
+    assert.equal(reset.status, 0, reset.stderr);
+    assert.match(reset.stdout, /account\s+40$/m);
+  });
+
+  test('seed without --accounts or with a bad count exits 2', () => {
+    assert.equal(cli(dataDir, 'seed').status, 2);
+    assert.equal(cli(dataDir, 'seed', '--accounts', 'many').status, 2);
   });
 
   test('every command answers --help', () => {
