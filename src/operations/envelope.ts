@@ -3,7 +3,15 @@
  */
 import { Type, type TSchema } from 'typebox';
 
-const secret = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
+/** Printable text: no control characters (PostgreSQL cannot store NUL, and no field is multi-line). */
+export const TEXT_PATTERN = '^[^\\u0000-\\u001f\\u007f]*$';
+
+/** @example text(1, 64, 'Home banking user name') */
+export function text(minLength: number, maxLength: number, description?: string) {
+  return Type.String({ minLength, maxLength, pattern: TEXT_PATTERN, ...(description ? { description } : {}) });
+}
+
+const secret = (description: string) => text(1, 128, description);
 const digits = (min: number, max: number, description: string) =>
   Type.String({ pattern: `^[0-9]{${min},${max}}$`, description });
 
@@ -20,12 +28,12 @@ export const CREDENTIAL_SCHEMAS = {
     HomeBankingPassword: Type.Optional(secret('Home banking password')),
     AudioAccessCode: Type.Optional(secret('Audio response access code')),
   },
-  HomeBankingCredentials: { UserName: Type.String({ minLength: 1, maxLength: 64 }), Password: secret('Home banking password') },
+  HomeBankingCredentials: { UserName: text(1, 64, 'Home banking user name'), Password: secret('Home banking password') },
   CardCredentials: { CardNumber: digits(12, 19, 'Card number') },
   MICRCredentials: { MICRNumber: digits(4, 20, 'MICR number') },
   LookupCredentials: {
     Type: Type.Integer({ minimum: 0, maximum: 99 }),
-    Value: Type.String({ minLength: 1, maxLength: 20 }),
+    Value: text(1, 20, 'Lookup number'),
     HomeBankingPassword: secret('Home banking password'),
   },
 } as const satisfies Record<string, Record<string, TSchema>>;
@@ -56,7 +64,7 @@ export const NxAttributesSchema = Type.Object(
   {
     customFields: Type.Optional(
       Type.Object(
-        { appId: Type.Optional(Type.String({ maxLength: 64, description: 'Calling application identifier' })) },
+        { appId: Type.Optional(text(0, 64, 'Calling application identifier')) },
         { additionalProperties: Type.Unsafe({ type: ['string', 'number', 'boolean', 'null'] }) },
       ),
     ),

@@ -4,6 +4,7 @@
  */
 import { Type, type TSchema } from 'typebox';
 import { lookupQueries, type ShareMatch } from '../store/lookups.js';
+import { text } from './envelope.js';
 import { STAFF_CREDENTIALS, type Operation, type OperationContext } from './types.js';
 
 const AccountNumber = Type.String({ pattern: '^[0-9]{10}$', description: 'Account number: 10 digits' });
@@ -81,7 +82,7 @@ export const FINDBY_OPERATIONS = [
   findBy<{ HomeBankingUserName: string }>(
     'findByHomeUser',
     'Account of a home-banking user name (case-insensitive)',
-    { HomeBankingUserName: Type.String({ minLength: 1, maxLength: 64 }) },
+    { HomeBankingUserName: text(1, 64, 'Home banking user name') },
     { AccountNumber: NullableAccountNumber, MessageId },
     async (lookups, body) => ({
       AccountNumber: (await lookups.homeBankingUser(body.HomeBankingUserName)) ?? null,
@@ -103,7 +104,7 @@ export const FINDBY_OPERATIONS = [
     'Account (and share) of a lookup type and number',
     {
       LookupType: Type.Integer({ minimum: 0, maximum: 99 }),
-      LookupNumber: Type.String({ minLength: 1, maxLength: 20 }),
+      LookupNumber: text(1, 20, 'Lookup number'),
     },
     { Result: LookupResult, AccountNumber: NullableAccountNumber, MessageId },
     async (lookups, body) => {
@@ -127,7 +128,7 @@ export const FINDBY_OPERATIONS = [
   findBy<{ ShortName: string }>(
     'findByShortName',
     'Accounts with a name record of that short name (case-insensitive)',
-    { ShortName: Type.String({ minLength: 1, maxLength: 20 }) },
+    { ShortName: text(1, 20, 'Short name') },
     { AccountNumber: AccountNumbers },
     async (lookups, body, context) => ({
       AccountNumber: await lookups.byShortName(body.ShortName, context.config.listMaximum),
