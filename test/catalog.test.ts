@@ -96,3 +96,24 @@ describe('record catalog', () => {
     assert.equal(readFileSync(SCHEMA_SNAPSHOT_FILE, 'utf8'), renderSchemaSnapshot());
   });
 });
+
+describe('field rules', () => {
+  test('decimal places are counted exactly, also for large amounts and tiny values', async () => {
+    const { decimalPlaces } = await import('../src/catalog/field-rules.js');
+    assert.equal(decimalPlaces(1234567890123.45), 2);
+    assert.equal(decimalPlaces(9999999999999.99), 2);
+    assert.equal(decimalPlaces(1.005), 3);
+    assert.equal(decimalPlaces(12), 0);
+    assert.equal(decimalPlaces(1e-7), 7);
+    assert.equal(decimalPlaces(1e21), 0);
+  });
+
+  test('calendar dates are checked day by day, leap years included', async () => {
+    const { isCalendarDate } = await import('../src/catalog/field-rules.js');
+    assert.ok(isCalendarDate('2024-02-29'));
+    assert.ok(!isCalendarDate('2023-02-29'));
+    assert.ok(!isCalendarDate('2023-02-30'));
+    assert.ok(!isCalendarDate('2023-13-01'));
+    assert.ok(!isCalendarDate('2023-1-01'));
+  });
+});

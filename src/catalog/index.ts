@@ -5,6 +5,8 @@ import type { FieldDef } from './fields.js';
 import { RECORDS, type RecordDef } from './records.js';
 
 export * from './fields.js';
+export * from './fm-history.js';
+export * from './field-rules.js';
 export { RECORDS, type RecordDef, type ChildList, type KeyColumn, type IndexDef } from './records.js';
 
 const byName = new Map(RECORDS.map((r) => [r.name, r]));

@@ -4,7 +4,7 @@
  * the OpenAPI document names them as components.
  */
 import { Type, type TSchema } from 'typebox';
-import type { FieldDef, FieldKind } from './fields.js';
+import type { Family, FieldDef, FieldKind } from './fields.js';
 import type { RecordDef } from './records.js';
 
 const JSON_TYPE: Record<FieldKind, 'string' | 'integer' | 'number'> = {
@@ -81,4 +81,54 @@ export function selectableFieldsSchema(record: RecordDef, nested: Record<string,
     },
     { additionalProperties: false },
   );
+}
+
+/** Name of a share update's fields object: `<prefix>Fields` on P1, `<prefix>UpdatableFields` on P2 (spec). */
+export function updatableFieldsName(record: RecordDef, family: Family): string {
+  return family === 'P1' ? `${record.name}Fields` : `${record.name}UpdatableFields`;
+}
+
+function constraintText(field: FieldDef): string {
+  const parts: string[] = [field.kind];
+  if (field.maxLength !== undefined) parts.push(`at most ${field.maxLength} characters`);
+  if (field.pattern) parts.push(`matching ${field.pattern}`);
+  if (field.kind !== 'string' && field.kind !== 'date' && field.minimum !== undefined) {
+    parts.push(`${field.minimum} to ${field.maximum}`);
+  }
+  if (field.readOnly) parts.push('read-only: reported as a failed update');
+  return parts.join(', ');
+}
+
+function scalarRequest(field: FieldDef): TSchema {
+  return Type.Unsafe({ type: [JSON_TYPE[field.kind], 'null'] });
+}
+
+/**
+ * The updatable-fields object of a record on one family. Only JSON types are enforced here: a value of
+ * the right type that breaks a field rule is a per-field failure, not a 400 (spec, updateShare rule 2).
+ */
+export function updatableFieldsSchema(record: RecordDef, family: Family): TSchema {
+  const properties = Object.fromEntries(
+    record.fields
+      .filter((f) => f.families.includes(family))
+      .map((f) => {
+        const description = constraintText(f);
+        const schema = f.repeating
+          ? Type.Array(
+              Type.Object(
+                { EntryId: Type.Integer({ description: `1 to ${f.repeating.maxEntries}` }), [f.name]: scalarRequest(f) },
+                { additionalProperties: false },
+              ),
+              { maxItems: 100, description: `${description}; entries by EntryId, a null value removes the entry` },
+            )
+          : Type.Unsafe({ ...scalarRequest(f), description });
+        return [f.name, Type.Optional(schema)];
+      }),
+  );
+  return Type.Object(properties, {
+    $id: updatableFieldsName(record, family),
+    additionalProperties: false,
+    minProperties: 1,
+    description: `Fields of ${record.name} to update (${family === 'P1' ? 'persistent' : '2022.01'} family).`,
+  });
 }

@@ -11,7 +11,7 @@
  *   returns two accounts while findByActiveCard returns one;
  * - last names come from 60 common surnames, so a short name ("SMITH J") matches several accounts.
  */
-import { fieldOf, recordDef, type FieldKind } from '../catalog/index.js';
+import { FM_DATA_TYPES, fieldOf, recordDef, type FieldKind } from '../catalog/index.js';
 import type { Row, WireRecord } from '../store/records.js';
 import { Random, addDays, addMonths, earlierDate, laterDate, scatter } from './random.js';
 
@@ -1142,15 +1142,6 @@ const COLLATERAL_KINDS: readonly CollateralKind[] = [
     lifeMonths: 120,
   },
 ];
-
-/** Catalog kinds as the core's FM-history DataType codes, and the history fields that hold each kind. */
-export const FM_DATA_TYPES: Readonly<Record<FieldKind, { dataType: number; oldField: string; newField: string }>> = {
-  string: { dataType: 0, oldField: 'OldCharacter', newField: 'NewCharacter' },
-  integer: { dataType: 1, oldField: 'OldNumber', newField: 'NewNumber' },
-  date: { dataType: 2, oldField: 'OldDate', newField: 'NewDate' },
-  money: { dataType: 3, oldField: 'OldMoney', newField: 'NewMoney' },
-  rate: { dataType: 4, oldField: 'OldRate', newField: 'NewRate' },
-};
 
 /** Collateral fields a loan officer changes after creation; history rows end at the record's current value. */
 const COLLATERAL_HISTORY_FIELDS = ['CollateralAppStatus', 'ValueSource', 'Value', 'ValueDate', 'ExpireDate'] as const;
