@@ -19,6 +19,7 @@ import { registerJsonBodyParser } from './json-body.js';
 import { openApiOptions } from './openapi.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { forbidden, Problem } from './problems.js';
+import { runWrite } from './writes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -132,11 +133,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
           },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         // Envelope, step 2: every credential object in the body verifies (403).
-        const body = request.body as { Credentials: CredentialsBody };
+        const body = request.body as { Credentials: CredentialsBody } & Record<string, unknown>;
         const caller: CredentialIdentity = await authenticator.verifyCredentials(body.Credentials, operation.credentials);
-        return operation.handle({ db, secrets, config, caller }, body);
+        if (!operation.writes) return operation.handle({ db, secrets, config, caller }, body);
+        return runWrite(
+          {
+            db,
+            path: operationPath(operation),
+            tokenName: request.bearer!.tokenName,
+            idempotencyKeyHeader: request.headers['idempotency-key'],
+            body,
+            reply,
+          },
+          (trx) => operation.handle({ db: trx, secrets, config, caller }, body),
+        );
       },
     );
   }

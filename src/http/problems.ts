@@ -17,6 +17,7 @@ export type ProblemCode =
   | 'INVALID_QUERY'
   | 'INVALID_PAGING_TOKEN'
   | 'RATE_LIMITED'
+  | 'IDEMPOTENCY_KEY_REUSED'
   | 'UNAVAILABLE'
   | 'INTERNAL';
 
@@ -39,6 +40,7 @@ const TITLES: Record<ProblemCode, string> = {
   INVALID_QUERY: 'The query is not valid',
   INVALID_PAGING_TOKEN: 'The paging token is not valid',
   RATE_LIMITED: 'Too many requests',
+  IDEMPOTENCY_KEY_REUSED: 'The idempotency key was used for another request',
   UNAVAILABLE: 'The service is unavailable',
   INTERNAL: 'Internal error',
 };

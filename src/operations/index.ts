@@ -8,9 +8,14 @@ import { ProblemSchema } from '../http/problems.js';
 import { getCorpTransferSelectFields } from './corp-transfer.js';
 import { CredentialsSchema, NxAttributesSchema } from './envelope.js';
 import { FINDBY_OPERATIONS } from './findby.js';
+import { SHARE_UPDATE_OPERATIONS, SHARE_UPDATE_SCHEMAS } from './share-update.js';
 import type { AnyOperation } from './types.js';
 
-export const OPERATIONS: readonly AnyOperation[] = [...FINDBY_OPERATIONS, getCorpTransferSelectFields];
+export const OPERATIONS: readonly AnyOperation[] = [
+  ...FINDBY_OPERATIONS,
+  getCorpTransferSelectFields,
+  ...SHARE_UPDATE_OPERATIONS,
+];
 
 /** Records whose shapes appear on the wire, as shared schemas. */
 const WIRE_RECORDS = ['CorpTransfer'].map(recordDef);
@@ -20,4 +25,5 @@ export const SHARED_SCHEMAS: readonly TSchema[] = [
   NxAttributesSchema,
   ProblemSchema,
   ...WIRE_RECORDS.flatMap((record) => [recordSchema(record), selectorSchema(record)]),
+  ...SHARE_UPDATE_SCHEMAS,
 ];

@@ -29,6 +29,10 @@ export interface Operation<Body = never> {
   readonly summary: string;
   readonly scope: Scope;
   readonly credentials: readonly CredentialKind[];
+  /**
+   * A write runs in one transaction (context.db is that transaction) and honours `Idempotency-Key`.
+   */
+  readonly writes?: boolean;
   /** Body properties besides the envelope (`Credentials`, `nxAttributes`). */
   readonly request: Readonly<Record<string, TSchema>>;
   readonly response: TSchema;

@@ -1,0 +1,66 @@
+/**
+ * How a write operation runs: one transaction for the whole request (nothing half-applied), with an
+ * optional `Idempotency-Key` reserved inside that same transaction, so a retry returns the first
+ * response instead of applying the change again.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyReply } from 'fastify';
+import type { Db } from '../store/database.js';
+import { idempotencyKeys } from '../store/idempotency.js';
+import { Problem, validationFailed } from './problems.js';
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** Stable JSON: object keys sorted, so a retry that reorders properties is still the same request. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** What makes two requests "the same": the route and the body without its credentials. */
+function requestHash(path: string, body: Record<string, unknown>): string {
+  const { Credentials: _credentials, ...rest } = body;
+  return createHash('sha256').update(`${path}\n${canonicalJson(rest)}`).digest('hex');
+}
+
+function idempotencyKeyOf(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  if (typeof header !== 'string' || !KEY.test(header)) {
+    throw validationFailed([
+      { pointer: '', detail: 'the Idempotency-Key header must be 1 to 255 visible ASCII characters' },
+    ]);
+  }
+  return header;
+}
+
+export interface WriteRequest {
+  readonly db: Db;
+  readonly path: string;
+  readonly tokenName: string;
+  readonly idempotencyKeyHeader: string | string[] | undefined;
+  readonly body: Record<string, unknown>;
+  readonly reply: FastifyReply;
+}
+
+export async function runWrite(request: WriteRequest, apply: (trx: Db) => Promise<unknown>): Promise<unknown> {
+  const key = idempotencyKeyOf(request.idempotencyKeyHeader);
+  return request.db.transaction().execute(async (trx) => {
+    if (key !== undefined) {
+      const reservation = await idempotencyKeys.reserve(trx, request.tokenName, key, requestHash(request.path, request.body));
+      if (reservation.kind === 'conflict') {
+        throw new Problem(422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request');
+      }
+      if (reservation.kind === 'replay') {
+        request.reply.header('idempotent-replayed', 'true');
+        return reservation.response;
+      }
+    }
+    const result = await apply(trx);
+    if (key !== undefined) await idempotencyKeys.complete(trx, request.tokenName, key, 200, result);
+    return result;
+  });
+}

@@ -1,0 +1,318 @@
+/**
+ * updateShare (spec document 1): ten operations, updateShareByID to updateShareTrackingByID, on both
+ * path families: twenty routes from one pattern over the catalog. Each request is one transaction:
+ * the record is locked, every submitted field is checked against its rules, the valid changes are
+ * written with one history row each, and the broken ones are reported in FailedUpdateStatus.
+ */
+import { Type, type TSchema } from 'typebox';
+import {
+  FAMILIES,
+  FM_DATA_TYPES,
+  FM_TYPE_FIELD_CHANGE,
+  fieldRuleViolation,
+  recordDef,
+  type Family,
+  type FieldDef,
+  type FieldRuleViolation,
+  type RecordDef,
+} from '../catalog/index.js';
+import { updatableFieldsName, updatableFieldsSchema } from '../catalog/schemas.js';
+import { recordNotFound } from '../http/problems.js';
+import type { Secrets } from '../security/secrets.js';
+import { toRow, type Row, type WireRecord } from '../store/records.js';
+import { shareRecords, type ShareRecordKey } from '../store/share-records.js';
+import { protectedColumns } from '../store/schema.js';
+import { STAFF_CREDENTIALS, type Operation, type OperationContext } from './types.js';
+
+/** The records of the updateShare group, in the spec's order. */
+export const SHARE_UPDATE_RECORDS: readonly RecordDef[] = [
+  'Share',
+  'ShareAnalysis',
+  'ShareAnalysisGroup',
+  'ShareAnalysisPlan',
+  'ShareCheckOrder',
+  'ShareHold',
+  'ShareNote',
+  'ShareTransfer',
+  'ShareName',
+  'ShareTracking',
+].map(recordDef);
+
+/** Spec: the name and tracking operations return only UpdateStatus; the first eight also MessageId. */
+const carriesMessageId = (record: RecordDef) => record.name !== 'ShareName' && record.name !== 'ShareTracking';
+
+/** The request's locator field; updateShareByID has none. */
+export const locatorName = (record: RecordDef) => (record.name === 'Share' ? undefined : `${record.name}Locator`);
+
+export const operationName = (record: RecordDef) => `update${record.name}ByID`;
+
+// ---- Response shapes (spec: Versioning; DESIGN: Requests and responses) ----
+
+const FailureItem = Type.Object(
+  {
+    Record: Type.Unsafe<string | null>({ type: ['string', 'null'] }),
+    ErrorCode: Type.Unsafe<string | null>({ type: ['string', 'null'] }),
+    ErrorMessage: Type.Unsafe<string | null>({ type: ['string', 'null'] }),
+    PrimaryKeyField: Type.Array(Type.Object({ Name: Type.String(), Value: Type.String() }, { additionalProperties: false })),
+  },
+  { $id: 'FailedUpdateItem', additionalProperties: false },
+);
+const FailureRef = Type.Ref('FailedUpdateItem');
+
+interface FailureBody {
+  Record: string | null;
+  ErrorCode: string | null;
+  ErrorMessage: string | null;
+  PrimaryKeyField: { Name: string; Value: string }[];
+}
+
+/** P1 name and tracking: FailedUpdateStatus is a single object; with nothing failed its members are empty. */
+const EMPTY_FAILURE: FailureBody = { Record: null, ErrorCode: null, ErrorMessage: null, PrimaryKeyField: [] };
+
+function failedUpdateStatusSchema(family: Family, record: RecordDef): TSchema {
+  if (family === 'P2') return Type.Array(FailureRef, { description: 'Empty when nothing failed' });
+  if (carriesMessageId(record)) {
+    return Type.Union([Type.Array(FailureRef), Type.Null()], { description: 'null when nothing failed' });
+  }
+  return Type.Union([FailureRef, Type.Array(FailureRef)], {
+    description: 'A single object with empty members when nothing failed; the failures otherwise',
+  });
+}
+
+function failedUpdateStatus(family: Family, record: RecordDef, failures: FailureBody[]): unknown {
+  if (family === 'P2' || failures.length > 0) return failures;
+  return carriesMessageId(record) ? null : EMPTY_FAILURE;
+}
+
+function responseSchema(family: Family, record: RecordDef): TSchema {
+  const p1Extras: Record<string, TSchema> =
+    family === 'P1' && carriesMessageId(record) ? { Version_1: Type.Null(), _value_1: Type.Null() } : {};
+  const updateStatus = Type.Object(
+    {
+      isAllFieldsUpdateSuccess: Type.Boolean(),
+      FailedUpdateStatus: failedUpdateStatusSchema(family, record),
+      ...p1Extras,
+    },
+    { additionalProperties: false },
+  );
+  return Type.Object(
+    { UpdateStatus: updateStatus, ...(carriesMessageId(record) ? { MessageId: Type.String() } : {}) },
+    { additionalProperties: false },
+  );
+}
+
+function response(family: Family, record: RecordDef, failures: FailureBody[]) {
+  const updateStatus = {
+    isAllFieldsUpdateSuccess: failures.length === 0,
+    FailedUpdateStatus: failedUpdateStatus(family, record, failures),
+    ...(family === 'P1' && carriesMessageId(record) ? { Version_1: null, _value_1: null } : {}),
+  };
+  return carriesMessageId(record) ? { UpdateStatus: updateStatus, MessageId: operationName(record) } : { UpdateStatus: updateStatus };
+}
+
+// ---- Addressing ----
+
+type UpdateBody = Record<string, unknown> & { AccountNumber: string; ShareId?: string };
+
+/**
+ * The record a request names. AccountNumber and the locator (ShareId for updateShareByID) identify it,
+ * the locator being unique within the account; a ShareId given with a locator must match too. The
+ * request schema requires them (DESIGN: a request that cannot identify the record gets 400).
+ */
+function recordKey(record: RecordDef, body: UpdateBody): ShareRecordKey {
+  const locator = locatorName(record);
+  return {
+    accountNumber: body.AccountNumber,
+    shareId: body.ShareId,
+    locator: locator ? (body[locator] as number) : undefined,
+  };
+}
+
+function primaryKeyFields(record: RecordDef, key: ShareRecordKey, row: Row): FailureBody['PrimaryKeyField'] {
+  const locator = locatorName(record);
+  return [
+    { Name: 'AccountNumber', Value: key.accountNumber },
+    { Name: 'ShareId', Value: String(row.share_id ?? '') },
+    ...(locator ? [{ Name: locator, Value: String(key.locator) }] : []),
+  ];
+}
+
+// ---- Planning the changes ----
+
+interface FieldChange {
+  readonly field: FieldDef;
+  readonly entryId: number | undefined;
+  readonly oldValue: unknown;
+  readonly newValue: unknown;
+}
+
+interface Plan {
+  /** New wire values of the changed fields (a repeating field: its whole new entry list). */
+  readonly values: WireRecord;
+  readonly changes: FieldChange[];
+  readonly violations: { field: FieldDef; violation: FieldRuleViolation }[];
+}
+
+type Entry = { EntryId: number } & Record<string, unknown>;
+
+function currentValue(field: FieldDef, row: Row, secrets: Secrets): unknown {
+  if (!field.protection) return row[field.column] ?? null;
+  const sealed = row[protectedColumns(field).cipher] as Uint8Array | null;
+  return sealed ? secrets.decrypt(sealed) : null;
+}
+
+function sameValue(field: FieldDef, a: unknown, b: unknown): boolean {
+  if (a === null || b === null) return a === b;
+  return field.kind === 'money' || field.kind === 'rate' ? Number(a) === Number(b) : a === b;
+}
+
+function planRepeating(field: FieldDef, current: unknown, entries: Entry[], plan: Plan): void {
+  const maxEntries = field.repeating!.maxEntries;
+  const byId = new Map<number, Entry>((Array.isArray(current) ? (current as Entry[]) : []).map((e) => [e.EntryId, e]));
+  let changed = false;
+  for (const entry of entries) {
+    const value = entry[field.name] ?? null;
+    const violation =
+      entry.EntryId < 1 || entry.EntryId > maxEntries
+        ? { code: 'INVALID_ENTRY_ID' as const, message: `${field.name} EntryId must be between 1 and ${maxEntries}, got ${entry.EntryId}` }
+        : fieldRuleViolation(field, value);
+    if (violation) {
+      plan.violations.push({ field, violation: { ...violation, message: `${violation.message} (EntryId ${entry.EntryId})` } });
+      continue;
+    }
+    const oldValue = byId.get(entry.EntryId)?.[field.name] ?? null;
+    if (sameValue(field, oldValue, value)) continue;
+    plan.changes.push({ field, entryId: entry.EntryId, oldValue, newValue: value });
+    if (value === null) byId.delete(entry.EntryId);
+    else byId.set(entry.EntryId, { EntryId: entry.EntryId, [field.name]: value });
+    changed = true;
+  }
+  if (changed) plan.values[field.name] = [...byId.values()].sort((a, b) => a.EntryId - b.EntryId);
+}
+
+/** Spec rule 2: a field that breaks a rule is reported and left unchanged; the others are applied. */
+function planChanges(record: RecordDef, row: Row, submitted: WireRecord, secrets: Secrets): Plan {
+  const plan: Plan = { values: {}, changes: [], violations: [] };
+  for (const [name, value] of Object.entries(submitted)) {
+    const field = record.fields.find((f) => f.name === name)!;
+    if (field.readOnly) {
+      plan.violations.push({ field, violation: { code: 'READ_ONLY_FIELD', message: `${name} is read-only` } });
+      continue;
+    }
+    const current = currentValue(field, row, secrets);
+    if (field.repeating) {
+      planRepeating(field, current, value as Entry[], plan);
+      continue;
+    }
+    const violation = fieldRuleViolation(field, value);
+    if (violation) {
+      plan.violations.push({ field, violation });
+    } else if (!sameValue(field, current, value)) {
+      plan.changes.push({ field, entryId: undefined, oldValue: current, newValue: value });
+      plan.values[name] = value;
+    }
+  }
+  return plan;
+}
+
+// ---- File-maintenance history ----
+
+/** History never holds a protected value in clear: only its last four characters. */
+function historyValue(field: FieldDef, value: unknown): unknown {
+  if (value === null || !field.protection) return value;
+  const text = String(value);
+  return `${'*'.repeat(Math.max(0, text.length - 4))}${text.slice(-4)}`;
+}
+
+function historyRows(
+  record: RecordDef,
+  key: ShareRecordKey,
+  row: Row,
+  changes: readonly FieldChange[],
+  userNumber: number,
+  secrets: Secrets,
+): Row[] {
+  const history = recordDef('AccountFmHistory');
+  const now = new Date();
+  const postDate = now.toISOString().slice(0, 10);
+  const postTime = now.getUTCHours() * 10000 + now.getUTCMinutes() * 100 + now.getUTCSeconds();
+  const shareId = (row.share_id as string | null) ?? null;
+  return changes.map((change) => {
+    const { dataType, oldField, newField } = FM_DATA_TYPES[change.field.kind];
+    const values: WireRecord = {
+      AccountNumber: key.accountNumber,
+      RecordName: record.name,
+      RecordType: SHARE_UPDATE_RECORDS.indexOf(record),
+      FieldName: change.field.name,
+      FieldNumber: record.fields.indexOf(change.field) + 1,
+      SubFieldNumber: change.entryId ?? 0,
+      DataType: dataType,
+      [oldField]: historyValue(change.field, change.oldValue),
+      [newField]: historyValue(change.field, change.newValue),
+      FmType: FM_TYPE_FIELD_CHANGE,
+      UserNumber: userNumber,
+      ProcessorUser: userNumber,
+      PostDate: postDate,
+      PostTime: postTime,
+      Id: shareId,
+      IdType: shareId === null ? 0 : 1,
+    };
+    return toRow(history, values, { share_id: shareId, record_locator: (row.locator as number | undefined) ?? null }, secrets);
+  });
+}
+
+// ---- The operations ----
+
+async function applyUpdate(record: RecordDef, family: Family, context: OperationContext, body: UpdateBody) {
+  const key = recordKey(record, body);
+  const { db, secrets, caller } = context;
+  const row = await shareRecords.lock(db, record, key);
+  if (!row) {
+    const where = [key.accountNumber, key.shareId, key.locator].filter((part) => part !== undefined).join('/');
+    throw recordNotFound(`No ${record.name} record ${where}`);
+  }
+  const plan = planChanges(record, row, body[updatableFieldsName(record, family)] as WireRecord, secrets);
+  await shareRecords.update(db, record, key, toRow(record, plan.values, {}, secrets));
+  await shareRecords.appendHistory(db, historyRows(record, key, row, plan.changes, caller.userNumber, secrets));
+  const primaryKey = primaryKeyFields(record, key, row);
+  const failures = plan.violations.map(({ violation }) => ({
+    Record: record.name,
+    ErrorCode: violation.code,
+    ErrorMessage: violation.message,
+    PrimaryKeyField: primaryKey,
+  }));
+  return response(family, record, failures);
+}
+
+const AccountNumber = Type.String({ pattern: '^[0-9]{10}$', description: 'Account number: 10 digits' });
+const ShareId = Type.String({ pattern: '^[0-9A-Za-z]{1,4}$', description: 'Share id: up to 4 characters' });
+
+function updateOperation(record: RecordDef, family: Family): Operation<UpdateBody> {
+  const locator = locatorName(record);
+  return {
+    name: operationName(record),
+    family,
+    service: 'account',
+    summary: `Update fields of a ${record.name} record; rule failures are reported per field`,
+    scope: 'share:write',
+    credentials: STAFF_CREDENTIALS,
+    writes: true,
+    request: {
+      AccountNumber,
+      ShareId: locator ? Type.Optional(ShareId) : ShareId,
+      ...(locator ? { [locator]: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Unique within the account' }) } : {}),
+      [updatableFieldsName(record, family)]: Type.Ref(updatableFieldsName(record, family)),
+    },
+    response: responseSchema(family, record),
+    handle: (context, body) => applyUpdate(record, family, context, body),
+  };
+}
+
+export const SHARE_UPDATE_OPERATIONS = FAMILIES.flatMap((family) =>
+  SHARE_UPDATE_RECORDS.map((record) => updateOperation(record, family)),
+);
+
+export const SHARE_UPDATE_SCHEMAS: readonly TSchema[] = [
+  FailureItem,
+  ...FAMILIES.flatMap((family) => SHARE_UPDATE_RECORDS.map((record) => updatableFieldsSchema(record, family))),
+];
