@@ -115,14 +115,14 @@ describe('request validation of every operation', () => {
   for (const operation of OPERATIONS) {
     const path = operationPath(operation);
 
-    test(`${operation.name}: each missing required field is reported with its pointer`, async () => {
+    test(`${operation.family} ${operation.name}: each missing required field is reported with its pointer`, async () => {
       const response = await h.call(path, {});
       assertProblem(response, 400, 'VALIDATION_FAILED');
       const pointers = (response.json() as { errors: { pointer: string }[] }).errors.map((e) => e.pointer).sort();
       assert.deepEqual(pointers, requiredFields(operation).map(([name]) => `/${name}`).sort());
     });
 
-    test(`${operation.name}: a value of the wrong type is reported with its pointer`, async () => {
+    test(`${operation.family} ${operation.name}: a value of the wrong type is reported with its pointer`, async () => {
       for (const [name, schema] of Object.entries(operation.request)) {
         const response = await h.call(path, { [name]: wrongTypeValue(schema) });
         assert.equal(response.statusCode, 400);
@@ -131,13 +131,13 @@ describe('request validation of every operation', () => {
       }
     });
 
-    test(`${operation.name}: unknown properties are rejected, at the top and inside Credentials`, async () => {
+    test(`${operation.family} ${operation.name}: unknown properties are rejected, at the top and inside Credentials`, async () => {
       const response = await h.call(path, { Credentials: { ...adminCredentials, Extra: {} }, Typo: 1 });
       const pointers = (response.json() as { errors: { pointer: string }[] }).errors.map((e) => e.pointer);
       assert.ok(pointers.includes('/Typo') && pointers.includes('/Credentials/Extra'), response.body);
     });
 
-    test(`${operation.name}: missing or empty Credentials is 400`, async () => {
+    test(`${operation.family} ${operation.name}: missing or empty Credentials is 400`, async () => {
       for (const body of [{ Credentials: undefined }, { Credentials: {} }]) {
         const response = await h.app.inject({
           method: 'POST',
