@@ -17,6 +17,10 @@ export interface Config {
   readonly bodyLimit: number;
   /** Maximum entries of a list response before hasReachedMaximumListSize (DESIGN: default 1000). */
   readonly listMaximum: number;
+  /** Largest page of a paged operation; a larger NumberOfRecordsToReturn is capped to it. */
+  readonly pageMaximum: number;
+  /** Page size when NumberOfRecordsToReturn is not given. */
+  readonly defaultPageSize: number;
   /** Milliseconds a successful password verification is remembered (DESIGN: not a scrypt per request). */
   readonly credentialCacheMs: number;
 }
@@ -42,6 +46,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     bodyLimit: integer(env, 'COREGATE_BODY_LIMIT', 256 * 1024, 1024, 64 * 1024 * 1024),
     listMaximum: integer(env, 'COREGATE_LIST_MAXIMUM', 1000, 1, 100_000),
+    pageMaximum: integer(env, 'COREGATE_PAGE_MAXIMUM', 1000, 1, 100_000),
+    defaultPageSize: integer(env, 'COREGATE_DEFAULT_PAGE_SIZE', 100, 1, 100_000),
     credentialCacheMs: integer(env, 'COREGATE_CREDENTIAL_CACHE_MS', 60_000, 0, 3_600_000),
   };
 }

@@ -5,7 +5,9 @@
  */
 import { Type, type TSchema } from 'typebox';
 import type { Family, FieldDef, FieldKind } from './fields.js';
-import type { RecordDef } from './records.js';
+import { RECORDS, type RecordDef } from './records.js';
+
+const recordDef = (name: string): RecordDef => RECORDS.find((r) => r.name === name)!;
 
 const JSON_TYPE: Record<FieldKind, 'string' | 'integer' | 'number'> = {
   string: 'string',
@@ -32,16 +34,32 @@ export function fieldResponseSchema(field: FieldDef): TSchema {
 export const schemaIds = {
   record: (record: RecordDef) => record.name,
   selector: (record: RecordDef) => `${record.name}Fields`,
+  selectable: (record: RecordDef) => `${record.name}SelectableFields`,
+  childrenFilter: (record: RecordDef) => `${record.name}ChildrenFilter`,
 };
 
+/** The child records of a record (Collateral → CollateralCollHold, …), from the catalog. */
+export function childRecords(record: RecordDef): { list: string; record: RecordDef }[] {
+  return record.children.map((child) => ({ list: child.list, record: recordDef(child.record) }));
+}
+
 /**
- * The record as returned: every field optional (field selection may leave it out) and nullable.
+ * The record as returned: every field optional (field selection may leave it out) and nullable, and each
+ * child list as `{hasReachedMaximumListSize, <Child>: [...]}` (spec: "Each child list is an object").
  * @example recordSchema(recordDef('CorpTransfer')).$id // 'CorpTransfer'
  */
 export function recordSchema(record: RecordDef): TSchema {
-  const properties = Object.fromEntries(
+  const properties: Record<string, TSchema> = Object.fromEntries(
     record.fields.filter((f) => !f.protection).map((f) => [f.name, Type.Optional(fieldResponseSchema(f))]),
   );
+  for (const child of childRecords(record)) {
+    properties[child.list] = Type.Optional(
+      Type.Object(
+        { hasReachedMaximumListSize: Type.Boolean(), [child.record.name]: Type.Array(Type.Ref(schemaIds.record(child.record))) },
+        { additionalProperties: false },
+      ),
+    );
+  }
   return Type.Object(properties, { $id: schemaIds.record(record), additionalProperties: false });
 }
 
@@ -70,17 +88,66 @@ export function selectorSchema(record: RecordDef): TSchema {
 }
 
 /**
- * `SelectableFields` for one record type: `IncludeAll<X>Fields` and `<X>Fields`, plus nested selectors.
+ * `SelectableFields` for one record type: `IncludeAll<X>Fields`, `<X>Fields`, and one
+ * `<Child>SelectableFields` per child record (spec: the document selector nests the tracking selector).
  */
-export function selectableFieldsSchema(record: RecordDef, nested: Record<string, TSchema> = {}): TSchema {
+export function selectableFieldsSchema(record: RecordDef): TSchema {
   return Type.Object(
     {
       [`IncludeAll${record.name}Fields`]: Type.Optional(Type.Boolean()),
       [schemaIds.selector(record)]: Type.Optional(Type.Ref(schemaIds.selector(record))),
-      ...Object.fromEntries(Object.entries(nested).map(([name, schema]) => [name, Type.Optional(schema)])),
+      ...Object.fromEntries(
+        childRecords(record).map((child) => [
+          schemaIds.selectable(child.record),
+          Type.Optional(Type.Ref(schemaIds.selectable(child.record))),
+        ]),
+      ),
     },
-    { additionalProperties: false },
+    { $id: schemaIds.selectable(record), additionalProperties: false },
   );
+}
+
+/** A search query: the language of src/query, at most 2,000 characters of printable text. */
+export const QuerySchema = Type.String({
+  maxLength: 2000,
+  pattern: '^[^\\u0000-\\u001f\\u007f]*$',
+  description: "e.g. Amount > 100 AND EffectiveDate >= {date:'2024-01-01'}",
+});
+
+/**
+ * `<X>ChildrenFilter`: one `<Child>Filter` per child record, each with a `Query` and, where the child has
+ * children of its own, a nested `<Child>ChildrenFilter` (spec: ChildrenSearchFilter).
+ */
+export function childrenFilterSchema(record: RecordDef): TSchema {
+  return Type.Object(
+    Object.fromEntries(
+      childRecords(record).map((child) => [
+        `${child.record.name}Filter`,
+        Type.Optional(
+          Type.Object(
+            {
+              Query: Type.Optional(QuerySchema),
+              ...(child.record.children.length > 0
+                ? { [schemaIds.childrenFilter(child.record)]: Type.Optional(Type.Ref(schemaIds.childrenFilter(child.record))) }
+                : {}),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+      ]),
+    ),
+    { $id: schemaIds.childrenFilter(record), additionalProperties: false },
+  );
+}
+
+/** Every shared schema a readable record type brings: shape, selector, SelectableFields, children filter. */
+export function readableRecordSchemas(record: RecordDef): TSchema[] {
+  return [
+    recordSchema(record),
+    selectorSchema(record),
+    selectableFieldsSchema(record),
+    ...(record.children.length > 0 ? [childrenFilterSchema(record)] : []),
+  ];
 }
 
 /** Name of a share update's fields object: `<prefix>Fields` on P1, `<prefix>UpdatableFields` on P2 (spec). */

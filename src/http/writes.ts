@@ -7,19 +7,10 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import type { Db } from '../store/database.js';
 import { idempotencyKeys } from '../store/idempotency.js';
+import { canonicalJson } from '../operations/paging.js';
 import { Problem, validationFailed } from './problems.js';
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
-
-/** Stable JSON: object keys sorted, so a retry that reorders properties is still the same request. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
 
 /** What makes two requests "the same": the route and the body without its credentials. */
 function requestHash(path: string, body: Record<string, unknown>): string {

@@ -3,7 +3,7 @@
  */
 import { Type } from 'typebox';
 import { recordDef } from '../catalog/index.js';
-import { selectableFieldsSchema } from '../catalog/schemas.js';
+import { schemaIds } from '../catalog/schemas.js';
 import { recordNotFound } from '../http/problems.js';
 import { findRecord } from '../store/records.js';
 import { applyEntryFilters, resolveSelection, type SelectorFlags } from './selection.js';
@@ -29,7 +29,7 @@ export const getCorpTransferSelectFields: Operation<GetCorpTransferBody> = {
   request: {
     CorpTransferGlobalSequenceDate: Type.String({ format: 'date', description: 'YYYY-MM-DD' }),
     CorpTransferGlobalSequence: Type.Integer({ minimum: 1, maximum: 2147483647 }),
-    SelectableFields: Type.Optional(selectableFieldsSchema(corpTransfer)),
+    SelectableFields: Type.Optional(Type.Ref(schemaIds.selectable(corpTransfer))),
   },
   response: Type.Object({ CorpTransfer: Type.Ref('CorpTransfer') }, { additionalProperties: false }),
   async handle({ db }, body) {
