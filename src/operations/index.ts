@@ -3,8 +3,9 @@
  */
 import type { TSchema } from 'typebox';
 import { recordDef } from '../catalog/index.js';
-import { recordSchema, selectorSchema } from '../catalog/schemas.js';
+import { readableRecordSchemas } from '../catalog/schemas.js';
 import { ProblemSchema } from '../http/problems.js';
+import { COLLATERAL_OPERATIONS, COLLATERAL_RECORDS, COLLATERAL_SCHEMAS } from './collateral.js';
 import { getCorpTransferSelectFields } from './corp-transfer.js';
 import { CredentialsSchema, NxAttributesSchema } from './envelope.js';
 import { FINDBY_OPERATIONS } from './findby.js';
@@ -15,15 +16,17 @@ export const OPERATIONS: readonly AnyOperation[] = [
   ...FINDBY_OPERATIONS,
   getCorpTransferSelectFields,
   ...SHARE_UPDATE_OPERATIONS,
+  ...COLLATERAL_OPERATIONS,
 ];
 
 /** Records whose shapes appear on the wire, as shared schemas. */
-const WIRE_RECORDS = ['CorpTransfer'].map(recordDef);
+const WIRE_RECORDS = [recordDef('CorpTransfer'), ...COLLATERAL_RECORDS];
 
 export const SHARED_SCHEMAS: readonly TSchema[] = [
   CredentialsSchema,
   NxAttributesSchema,
   ProblemSchema,
-  ...WIRE_RECORDS.flatMap((record) => [recordSchema(record), selectorSchema(record)]),
+  ...WIRE_RECORDS.flatMap(readableRecordSchemas),
   ...SHARE_UPDATE_SCHEMAS,
+  ...COLLATERAL_SCHEMAS,
 ];

@@ -1,0 +1,306 @@
+/**
+ * CollateralService (spec document 2): thirty-three operations generated from the operation kinds
+ * (single record, list, paged, search, filter-children) over the collateral record tree
+ * Collateral → CollHold, Document → DocumentTracking, FmHistory, Tracking.
+ */
+import { Type, type TSchema } from 'typebox';
+import { recordDef, type RecordDef } from '../catalog/index.js';
+import { QuerySchema, schemaIds } from '../catalog/schemas.js';
+import { recordNotFound } from '../http/problems.js';
+import type { Secrets } from '../security/secrets.js';
+import { POSITION, recordTree } from '../store/record-tree.js';
+import type { Row, WireRecord } from '../store/records.js';
+import { text } from './envelope.js';
+import { PagingTokens, PagingRequestContextSchema, type PagingRequest, type PagingScope } from './paging.js';
+import {
+  attachChildLists,
+  compileFilter,
+  finish,
+  selectedPlan,
+  type ChildrenFilter,
+  type ReadPlan,
+  type SelectableFields,
+} from './read-plan.js';
+import { STAFF_CREDENTIALS, type Operation, type OperationContext } from './types.js';
+
+interface Kind {
+  readonly verb: 'get' | 'search';
+  readonly suffix: string;
+  readonly shape: 'single' | 'list' | 'paged';
+  /** Takes SelectableFields. */
+  readonly selects?: boolean;
+  /** Takes ChildrenSearchFilter. */
+  readonly filtersChildren?: boolean;
+  /** Takes SearchFilter (Query and the children filter). */
+  readonly searchFilter?: boolean;
+  /** Takes a top-level Query. */
+  readonly query?: boolean;
+}
+
+/** The operation kinds of the spec, named by their operation-name pattern. */
+const KINDS = {
+  get: { verb: 'get', suffix: '', shape: 'single' },
+  getSelectFields: { verb: 'get', suffix: 'SelectFields', shape: 'single', selects: true },
+  getSelectFieldsFilterChildren: {
+    verb: 'get',
+    suffix: 'SelectFieldsFilterChildren',
+    shape: 'single',
+    selects: true,
+    filtersChildren: true,
+  },
+  getPagedList: { verb: 'get', suffix: 'PagedList', shape: 'paged' },
+  getListSelectFields: { verb: 'get', suffix: 'ListSelectFields', shape: 'list', selects: true },
+  searchSelectFields: { verb: 'search', suffix: 'SelectFields', shape: 'list', selects: true, searchFilter: true },
+  getPagedListSelectFields: { verb: 'get', suffix: 'PagedListSelectFields', shape: 'paged', selects: true },
+  searchPagedSelectFields: { verb: 'search', suffix: 'PagedSelectFields', shape: 'paged', selects: true, query: true },
+} as const satisfies Record<string, Kind>;
+
+type KindName = keyof typeof KINDS;
+
+/** Spec: "Operations" table of document 2, record by record. */
+const OPERATIONS_BY_RECORD: Readonly<Record<string, readonly KindName[]>> = {
+  Collateral: ['get', 'getSelectFields', 'getSelectFieldsFilterChildren'],
+  CollateralCollHold: [
+    'get',
+    'getSelectFields',
+    'getPagedList',
+    'getListSelectFields',
+    'searchSelectFields',
+    'getPagedListSelectFields',
+    'searchPagedSelectFields',
+  ],
+  CollateralDocument: [
+    'get',
+    'getSelectFields',
+    'getSelectFieldsFilterChildren',
+    'getPagedList',
+    'getListSelectFields',
+    'searchSelectFields',
+    'getPagedListSelectFields',
+    'searchPagedSelectFields',
+  ],
+  CollateralDocumentTracking: [
+    'get',
+    'getSelectFields',
+    'getListSelectFields',
+    'searchSelectFields',
+    'getPagedListSelectFields',
+    'searchPagedSelectFields',
+  ],
+  CollateralFmHistory: [
+    'getPagedList',
+    'getListSelectFields',
+    'searchSelectFields',
+    'getPagedListSelectFields',
+    'searchPagedSelectFields',
+  ],
+  CollateralTracking: ['get', 'getSelectFields', 'getPagedList', 'getListSelectFields'],
+};
+
+const ROOT = recordDef('Collateral');
+
+/** The chain of records from the root down to (excluding) `record`. */
+function ancestors(record: RecordDef): RecordDef[] {
+  if (record === ROOT) return [];
+  const parent = [ROOT, ...ROOT.children.map((c) => recordDef(c.record))].find((r) =>
+    r.children.some((c) => c.record === record.name),
+  )!;
+  return [...ancestors(parent), parent];
+}
+
+const locatorField = (record: RecordDef) => `${record.name}Locator`;
+
+type CollateralBody = Readonly<Record<string, unknown>> & {
+  CollateralNumber: string;
+  SelectableFields?: SelectableFields;
+  ChildrenSearchFilter?: ChildrenFilter;
+  SearchFilter?: { Query?: string } & ChildrenFilter;
+  Query?: string;
+  PagingRequestContext?: PagingRequest;
+};
+
+/** Key columns of the record's parent, from the request: CollateralNumber and any parent locators. */
+function parentKey(record: RecordDef, body: CollateralBody): Row {
+  const key: Row = { collateral_number: body.CollateralNumber };
+  ancestors(record)
+    .slice(1)
+    .forEach((ancestor, i) => (key[record.keyColumns[i + 1]!.column] = body[locatorField(ancestor)]));
+  return key;
+}
+
+/** 404 unless every record named by the request's parent keys exists. */
+async function requireParents(context: OperationContext, record: RecordDef, body: CollateralBody): Promise<void> {
+  const chain = ancestors(record);
+  for (const [depth, ancestor] of chain.entries()) {
+    const key: Row =
+      depth === 0
+        ? { collateral_number: body.CollateralNumber }
+        : { ...parentKey(ancestor, body), [ancestor.positionColumn!]: body[locatorField(ancestor)] };
+    if (!(await recordTree.exists(context.db, ancestor, key))) {
+      throw recordNotFound(`No ${ancestor.name} ${Object.values(key).join('/')}`);
+    }
+  }
+}
+
+function requestSchema(record: RecordDef, kind: Kind): Record<string, TSchema> {
+  const locator = Type.Integer({ minimum: 1, maximum: 2147483647 });
+  return {
+    CollateralNumber: text(1, 10, 'The collateral number'),
+    ...Object.fromEntries(ancestors(record).slice(1).map((a) => [locatorField(a), locator])),
+    ...(kind.shape === 'single' && record !== ROOT ? { [locatorField(record)]: locator } : {}),
+    ...(kind.selects ? { SelectableFields: Type.Optional(Type.Ref(schemaIds.selectable(record))) } : {}),
+    ...(kind.filtersChildren ? { ChildrenSearchFilter: Type.Optional(Type.Ref(schemaIds.childrenFilter(record))) } : {}),
+    ...(kind.searchFilter
+      ? {
+          SearchFilter: Type.Optional(
+            Type.Object(
+              {
+                Query: Type.Optional(QuerySchema),
+                ...(record.children.length > 0
+                  ? { [schemaIds.childrenFilter(record)]: Type.Optional(Type.Ref(schemaIds.childrenFilter(record))) }
+                  : {}),
+              },
+              { additionalProperties: false },
+            ),
+          ),
+        }
+      : {}),
+    ...(kind.shape === 'paged' ? { PagingRequestContext: Type.Optional(Type.Ref('PagingRequestContext')) } : {}),
+    ...(kind.query ? { Query: Type.Optional(QuerySchema) } : {}),
+  };
+}
+
+/** Spec: "Response shape by operation kind". */
+function responseSchema(record: RecordDef, kind: Kind): TSchema {
+  const ref = Type.Ref(schemaIds.record(record));
+  const body =
+    kind.shape === 'single'
+      ? { [record.name]: ref }
+      : kind.shape === 'list'
+        ? {
+            [`${record.name}List`]: Type.Object(
+              { hasReachedMaximumListSize: Type.Boolean(), [record.name]: Type.Array(ref) },
+              { additionalProperties: false },
+            ),
+          }
+        : { [record.name]: Type.Array(ref), Token: Type.String({ description: 'Empty on the last page' }) };
+  return Type.Object(body, { additionalProperties: false });
+}
+
+function readPlan(record: RecordDef, kind: Kind, body: CollateralBody): ReadPlan {
+  const query = kind.query ? body.Query : kind.searchFilter ? body.SearchFilter?.Query : undefined;
+  const queryPointer = kind.query ? '/Query' : '/SearchFilter/Query';
+  const childrenFilter = kind.filtersChildren
+    ? body.ChildrenSearchFilter
+    : (body.SearchFilter?.[schemaIds.childrenFilter(record)] as ChildrenFilter | undefined);
+  const filterPointer = kind.filtersChildren ? '/ChildrenSearchFilter' : `/SearchFilter/${schemaIds.childrenFilter(record)}`;
+  return selectedPlan(
+    record,
+    kind.selects ? body.SelectableFields : undefined,
+    childrenFilter,
+    { selection: '/SelectableFields', filter: filterPointer },
+    compileFilter(query, record, queryPointer),
+  );
+}
+
+const pagingTokens = new WeakMap<Secrets, PagingTokens>();
+function tokensOf(secrets: Secrets): PagingTokens {
+  let tokens = pagingTokens.get(secrets);
+  if (!tokens) pagingTokens.set(secrets, (tokens = new PagingTokens(secrets.key('paging-token'))));
+  return tokens;
+}
+
+async function handle(name: string, record: RecordDef, kind: Kind, context: OperationContext, body: CollateralBody) {
+  const { db, config } = context;
+  const plan = readPlan(record, kind, body);
+  const key = record === ROOT ? { collateral_number: body.CollateralNumber } : parentKey(record, body);
+  // The key the records' own children share: the root's key for its children, else the parent key.
+  const childrenKey = record === ROOT ? key : parentKey(record, body);
+
+  if (kind.shape === 'single') {
+    const fullKey = record === ROOT ? key : { ...key, [record.positionColumn!]: body[locatorField(record)] };
+    const found = await recordTree.one(db, record, fullKey, plan.selection.fields);
+    if (!found) throw recordNotFound(`No ${record.name} ${Object.values(fullKey).join('/')}`);
+    await attachChildLists(db, plan, childrenKey, [found], config.listMaximum);
+    return { [record.name]: finish(plan, found) };
+  }
+
+  if (kind.shape === 'list') {
+    const rows = await recordTree.children(db, {
+      record,
+      parentKey: key,
+      fields: plan.selection.fields,
+      filter: plan.filter,
+      limit: config.listMaximum + 1,
+    });
+    if (rows.length === 0) await requireParents(context, record, body);
+    const listed = rows.slice(0, config.listMaximum);
+    await attachChildLists(db, plan, childrenKey, listed, config.listMaximum);
+    return {
+      [`${record.name}List`]: {
+        hasReachedMaximumListSize: rows.length > config.listMaximum,
+        [record.name]: listed.map((row) => finish(plan, row)),
+      },
+    };
+  }
+
+  const paging = body.PagingRequestContext ?? {};
+  const size = Math.min(paging.NumberOfRecordsToReturn ?? config.defaultPageSize, config.pageMaximum);
+  const scope: PagingScope = {
+    operation: name,
+    parentKey: Object.values(key) as (string | number)[],
+    filter: kind.query ? (body.Query ?? '') : '',
+    selection: body.SelectableFields ?? null,
+  };
+  const tokens = tokensOf(context.secrets);
+  const after = paging.Token ? tokens.position(paging.Token, scope) : undefined;
+  const rows: WireRecord[] = await recordTree.children(db, {
+    record,
+    parentKey: key,
+    fields: plan.selection.fields,
+    filter: plan.filter,
+    after,
+    limit: size + 1,
+    offset: paging.NumberOfRecordsToSkip,
+  });
+  if (rows.length === 0) await requireParents(context, record, body);
+  const page = rows.slice(0, size);
+  const token = rows.length > size ? tokens.issue(scope, page.at(-1)![POSITION] as number) : '';
+  await attachChildLists(db, plan, childrenKey, page, config.listMaximum);
+  return { [record.name]: page.map((row) => finish(plan, row)), Token: token };
+}
+
+function collateralOperation(record: RecordDef, kindName: KindName): Operation<CollateralBody> {
+  const kind: Kind = KINDS[kindName];
+  const name = `${kind.verb}${record.name}${kind.suffix}`;
+  return {
+    name,
+    family: 'P2',
+    service: 'collateral',
+    summary: `${kind.shape === 'single' ? 'One' : kind.shape === 'list' ? 'A list of' : 'A page of'} ${record.name} ${
+      kind.shape === 'single' ? 'record' : 'records'
+    }${kind.selects ? ' with the selected fields' : ''}${kind.searchFilter || kind.query ? ' matching a query' : ''}${
+      kind.filtersChildren ? ', child lists filtered' : ''
+    }`,
+    scope: 'collateral:read',
+    credentials: STAFF_CREDENTIALS,
+    request: requestSchema(record, kind),
+    response: responseSchema(record, kind),
+    handle: (context, body) => handle(name, record, kind, context, body),
+  };
+}
+
+/** Every collateral operation with its record and kind. */
+export const COLLATERAL_OPERATION_TABLE = Object.entries(OPERATIONS_BY_RECORD).flatMap(([recordName, kinds]) =>
+  kinds.map((kind) => ({
+    operation: collateralOperation(recordDef(recordName), kind),
+    record: recordDef(recordName),
+    kind: KINDS[kind] as Kind,
+  })),
+);
+
+export const COLLATERAL_OPERATIONS = COLLATERAL_OPERATION_TABLE.map((entry) => entry.operation);
+
+export const COLLATERAL_RECORDS: readonly RecordDef[] = Object.keys(OPERATIONS_BY_RECORD).map(recordDef);
+
+export const COLLATERAL_SCHEMAS: readonly TSchema[] = [PagingRequestContextSchema];

@@ -1,0 +1,160 @@
+/**
+ * What a read operation returns of a record type and its children: the selected fields, the filter of
+ * each child list, and the nested child lists. Built from `SelectableFields` and the search filters,
+ * then executed over the record tree.
+ */
+import type { RawBuilder } from 'kysely';
+import type { RecordDef } from '../catalog/index.js';
+import { childRecords, schemaIds } from '../catalog/schemas.js';
+import { Problem } from '../http/problems.js';
+import { compileQuery, QueryError } from '../query/index.js';
+import type { Db } from '../store/database.js';
+import { PARENT, POSITION, recordTree } from '../store/record-tree.js';
+import type { Row, WireRecord } from '../store/records.js';
+import { applyEntryFilters, resolveSelection, type Selection, type SelectorFlags } from './selection.js';
+
+export interface ReadPlan {
+  readonly record: RecordDef;
+  readonly selection: Selection;
+  /** Filter of this record's rows where they are read as a list. */
+  readonly filter?: RawBuilder<unknown>;
+  readonly children: readonly { readonly list: string; readonly plan: ReadPlan }[];
+}
+
+/** A `SelectableFields` object of some record type (spec: "Selection and paging objects"). */
+export interface SelectableFields {
+  readonly [name: string]: boolean | SelectorFlags | SelectableFields | undefined;
+}
+/** A `<X>ChildrenFilter` object: `<Child>Filter: {Query, <Child>ChildrenFilter}` per child. */
+export type ChildrenFilter = Readonly<Record<string, { Query?: string } & Readonly<Record<string, unknown>>>>;
+
+/**
+ * Compiles a search query for a record; a syntax or type error is 400 INVALID_QUERY naming the
+ * property and the position (DESIGN).
+ */
+export function compileFilter(query: string | undefined, record: RecordDef, pointer: string): RawBuilder<unknown> | undefined {
+  if (query === undefined) return undefined;
+  try {
+    return compileQuery(query, record);
+  } catch (error) {
+    if (!(error instanceof QueryError)) throw error;
+    // The message ends with the 0-based position of the offending token.
+    throw new Problem(400, 'INVALID_QUERY', error.message, [{ pointer, detail: error.message }]);
+  }
+}
+
+/** Everything: every field and every child list, recursively (operations without SelectableFields). */
+export function fullPlan(record: RecordDef): ReadPlan {
+  return {
+    record,
+    selection: resolveSelection(record, true, undefined),
+    children: childRecords(record).map((child) => ({ list: child.list, plan: fullPlan(child.record) })),
+  };
+}
+
+/**
+ * The plan for a `SelectableFields` object. Absent: everything. `IncludeAll<X>Fields`: every field, and
+ * every child list whose own selector is absent. Otherwise the flagged fields, and the child lists whose
+ * selector is present. Child lists are filtered by `<Child>Filter.Query` of the children filter.
+ */
+export function selectedPlan(
+  record: RecordDef,
+  selectable: SelectableFields | undefined,
+  childrenFilter: ChildrenFilter | undefined,
+  pointer: { selection: string; filter: string },
+  filter?: RawBuilder<unknown>,
+): ReadPlan {
+  if (selectable === undefined && childrenFilter === undefined) return { ...fullPlan(record), filter };
+  const includeAll = selectable === undefined || selectable[`IncludeAll${record.name}Fields`] === true;
+  const selection = resolveSelection(record, includeAll, selectable?.[schemaIds.selector(record)] as SelectorFlags);
+  const children = childRecords(record).flatMap((child) => {
+    const selectorName = schemaIds.selectable(child.record);
+    const childSelectable = selectable?.[selectorName] as SelectableFields | undefined;
+    if (childSelectable === undefined && !includeAll) return [];
+    const filterName = `${child.record.name}Filter`;
+    const childFilter = childrenFilter?.[filterName];
+    const nestedFilterName = schemaIds.childrenFilter(child.record);
+    const plan = selectedPlan(
+      child.record,
+      childSelectable,
+      childFilter?.[nestedFilterName] as ChildrenFilter | undefined,
+      { selection: `${pointer.selection}/${selectorName}`, filter: `${pointer.filter}/${filterName}/${nestedFilterName}` },
+      compileFilter(childFilter?.Query, child.record, `${pointer.filter}/${filterName}/Query`),
+    );
+    return [{ list: child.list, plan }];
+  });
+  return { record, selection, filter, children };
+}
+
+function listOf(plan: ReadPlan, rows: WireRecord[], listMaximum: number) {
+  return { hasReachedMaximumListSize: rows.length > listMaximum, [plan.record.name]: rows.slice(0, listMaximum) };
+}
+
+/**
+ * Reads the child lists of `plan` into each parent record. `commonKey` is the key the parents share
+ * (their own parent's key); a child keyed by more columns than that is grouped by its parent's position.
+ * Spec: lists stop at the maximum and set hasReachedMaximumListSize.
+ */
+export async function attachChildLists(
+  db: Db,
+  plan: ReadPlan,
+  commonKey: Row,
+  parents: readonly WireRecord[],
+  listMaximum: number,
+): Promise<void> {
+  for (const { list, plan: childPlan } of plan.children) {
+    const child = childPlan.record;
+    const sharedColumns = Object.keys(commonKey).length;
+    if (child.keyColumns.length === sharedColumns) {
+      // One parent (the root): its children share its whole key.
+      const rows = await recordTree.children(db, {
+        record: child,
+        parentKey: commonKey,
+        fields: childPlan.selection.fields,
+        filter: childPlan.filter,
+        limit: listMaximum + 1,
+      });
+      for (const parent of parents) parent[list] = listOf(childPlan, rows, listMaximum);
+      await attachChildLists(db, childPlan, commonKey, rows.slice(0, listMaximum), listMaximum);
+      continue;
+    }
+    const parentColumn = child.keyColumns[sharedColumns]!.column;
+    const rows = await recordTree.childrenOfMany(
+      db,
+      child,
+      commonKey,
+      parentColumn,
+      parents.map((p) => p[POSITION] as number),
+      childPlan.selection.fields,
+      childPlan.filter,
+      listMaximum + 1,
+    );
+    const byParent = new Map<number, WireRecord[]>();
+    for (const row of rows) {
+      const group = byParent.get(row[PARENT] as number) ?? [];
+      group.push(row);
+      byParent.set(row[PARENT] as number, group);
+    }
+    for (const parent of parents) {
+      const group = byParent.get(parent[POSITION] as number) ?? [];
+      parent[list] = listOf(childPlan, group, listMaximum);
+      if (childPlan.children.length > 0) {
+        const key = { ...commonKey, [parentColumn]: parent[POSITION] };
+        await attachChildLists(db, childPlan, key, group.slice(0, listMaximum), listMaximum);
+      }
+    }
+  }
+}
+
+/** Removes the bookkeeping columns and applies EntryId filters, through every nested list. */
+export function finish(plan: ReadPlan, record: WireRecord): WireRecord {
+  delete record[POSITION];
+  delete record[PARENT];
+  delete record.__rank;
+  applyEntryFilters(record, plan.selection);
+  for (const { list, plan: childPlan } of plan.children) {
+    const entries = (record[list] as Record<string, WireRecord[]> | undefined)?.[childPlan.record.name];
+    for (const entry of entries ?? []) finish(childPlan, entry);
+  }
+  return record;
+}
