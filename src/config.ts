@@ -23,6 +23,18 @@ export interface Config {
   readonly defaultPageSize: number;
   /** Milliseconds a successful password verification is remembered (DESIGN: not a scrypt per request). */
   readonly credentialCacheMs: number;
+  /** Password failures in a row that lock a user number or member credential, and for how long. */
+  readonly lockoutThreshold: number;
+  readonly lockoutSeconds: number;
+  /** A logon session dies after this many idle seconds (DESIGN: 15 minutes). */
+  readonly sessionIdleSeconds: number;
+  /** Requests per minute per API token, and the stricter limit of FindBy lookups (anti-enumeration). */
+  readonly rateLimitPerMinute: number;
+  readonly findByRateLimitPerMinute: number;
+  /** Redis for rate limits shared by several instances; absent means per-process limits. */
+  readonly redisUrl: string | undefined;
+  /** Credential kinds accepted per service, where configured (COREGATE_CREDENTIALS_<SERVICE>). */
+  readonly credentialPolicy: Readonly<Partial<Record<string, readonly string[]>>>;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -33,6 +45,18 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new Error(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
   }
   return value;
+}
+
+const POLICY_PREFIX = 'COREGATE_CREDENTIALS_';
+
+/** `COREGATE_CREDENTIALS_ACCOUNT=AdministrativeCredentials,CardCredentials` → { account: [...] }. */
+function credentialPolicy(env: NodeJS.ProcessEnv): Record<string, string[]> {
+  const policy: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(POLICY_PREFIX) || !value) continue;
+    policy[name.slice(POLICY_PREFIX.length).toLowerCase()] = value.split(',').map((kind) => kind.trim());
+  }
+  return policy;
 }
 
 /** @example loadConfig({ PORT: '9000' }).port // 9000 */
@@ -49,5 +73,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pageMaximum: integer(env, 'COREGATE_PAGE_MAXIMUM', 1000, 1, 100_000),
     defaultPageSize: integer(env, 'COREGATE_DEFAULT_PAGE_SIZE', 100, 1, 100_000),
     credentialCacheMs: integer(env, 'COREGATE_CREDENTIAL_CACHE_MS', 60_000, 0, 3_600_000),
+    lockoutThreshold: integer(env, 'COREGATE_LOCKOUT_THRESHOLD', 5, 1, 1000),
+    lockoutSeconds: integer(env, 'COREGATE_LOCKOUT_SECONDS', 900, 1, 86_400 * 30),
+    sessionIdleSeconds: integer(env, 'COREGATE_SESSION_IDLE_SECONDS', 900, 1, 86_400),
+    rateLimitPerMinute: integer(env, 'COREGATE_RATE_LIMIT', 6000, 1, 100_000_000),
+    findByRateLimitPerMinute: integer(env, 'COREGATE_FINDBY_RATE_LIMIT', 1200, 1, 100_000_000),
+    redisUrl: env.REDIS_URL || undefined,
+    credentialPolicy: credentialPolicy(env),
   };
 }

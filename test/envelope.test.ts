@@ -115,7 +115,7 @@ describe('request validation of every operation', () => {
   for (const operation of OPERATIONS) {
     const path = operationPath(operation);
 
-    test(`${operation.family} ${operation.name}: each missing required field is reported with its pointer`, async () => {
+    test(`${operation.family} ${operation.name}: each missing required field is reported with its pointer`, { skip: requiredFields(operation).length === 0 && 'no required fields' }, async () => {
       const response = await h.call(path, {});
       assertProblem(response, 400, 'VALIDATION_FAILED');
       const pointers = (response.json() as { errors: { pointer: string }[] }).errors.map((e) => e.pointer).sort();

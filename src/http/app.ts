@@ -1,34 +1,25 @@
 /**
- * Builds the HTTP service: every operation of the registry as a POST route with its schemas, the
- * envelope checks (bearer token, then body credentials), the ops endpoints and the API reference.
+ * Builds the HTTP service: every operation of the registry as a POST route with its schemas and the
+ * envelope checks (operation-routes.ts), the ops endpoints, the API reference and security headers.
  */
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { Type } from 'typebox';
 import type { Config } from '../config.js';
-import { envelopeProperties, type CredentialsBody } from '../operations/envelope.js';
 import { OPERATIONS, SHARED_SCHEMAS } from '../operations/index.js';
-import { operationPath, type AnyOperation } from '../operations/types.js';
-import { Authenticator, type BearerIdentity, type CredentialIdentity } from '../security/authenticator.js';
+import { Authenticator } from '../security/authenticator.js';
+import type { JwtVerifier } from '../security/jwt.js';
+import { createRateLimiter, type RateLimiter } from '../security/rate-limit.js';
 import type { Secrets } from '../security/secrets.js';
+import { AuditLog } from '../store/audit.js';
 import type { Db } from '../store/database.js';
 import { errorHandler, sendProblem } from './error-handler.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { openApiOptions } from './openapi.js';
+import { registerOperationRoutes } from './operation-routes.js';
 import { registerOpsRoutes } from './ops-routes.js';
-import { forbidden, Problem } from './problems.js';
-import { runWrite } from './writes.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    bearer?: BearerIdentity;
-  }
-  interface FastifyContextConfig {
-    operation?: AnyOperation;
-  }
-}
+import { Problem } from './problems.js';
 
 export interface AppOptions {
   readonly db: Db;
@@ -36,12 +27,34 @@ export interface AppOptions {
   readonly config: Config;
   /** Fastify logger options; false in tests. */
   readonly logger?: FastifyServerOptions['logger'];
+  /** Accepts identity-provider JWTs as bearer tokens when given. */
+  readonly jwt?: JwtVerifier;
+  /** Defaults to Redis when `config.redisUrl` is set, per-process memory otherwise. */
+  readonly limiter?: RateLimiter;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** Paths of the redacted log fields: credentials and the bearer token never reach the log. */
-export const LOG_REDACT = ['req.headers.authorization', 'req.body.Credentials', '*.Password', '*.CardNumber', '*.SSN'];
+export const LOG_REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.body.Credentials',
+  '*.Password',
+  '*.CardNumber',
+  '*.SSN',
+  '*.MICR',
+];
+
+/** Headers of every API response; the interactive reference sets its own content policy. */
+const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-resource-policy': 'same-origin',
+  'strict-transport-security': 'max-age=31536000; includeSubDomains',
+};
+const API_CONTENT_POLICY = "default-src 'none'; frame-ancestors 'none'";
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, secrets, config } = options;
@@ -49,6 +62,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: options.logger ?? false,
     bodyLimit: config.bodyLimit,
     requestTimeout: 30_000,
+    connectionTimeout: 60_000,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     requestIdHeader: false,
@@ -69,7 +83,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
 
-  const authenticator = new Authenticator(db, secrets, config);
+  const authenticator = new Authenticator(db, secrets, config, { jwt: options.jwt });
+  const limiter =
+    options.limiter ??
+    createRateLimiter(config.redisUrl, {
+      onError: (error) => app.log.warn({ err: error }, 'rate limiter unavailable; requests are let through'),
+    });
+  const audit = new AuditLog(db, (error) => app.log.error({ err: error }, 'audit events could not be written'));
+  app.addHook('onClose', async () => {
+    await audit.flush();
+    if (!options.limiter) await limiter.close();
+  });
+  app.decorate('audit', audit);
+
   const allowedMethods = new Map<string, Set<string>>();
   app.addHook('onRoute', (route) => {
     const methods = allowedMethods.get(route.url) ?? new Set<string>();
@@ -97,62 +123,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    reply.header('x-content-type-options', 'nosniff');
+    reply.headers(SECURITY_HEADERS);
+    if (!request.url.startsWith('/docs')) reply.header('content-security-policy', API_CONTENT_POLICY);
     if (request.routeOptions.config.operation) reply.header('cache-control', 'no-store');
   });
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   await app.register(swagger, openApiOptions());
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, tryItOutEnabled: true } });
-
-  // Envelope, step 1: a live bearer token, before the body is even parsed (401).
-  app.addHook('onRequest', async (request) => {
-    const operation = request.routeOptions.config.operation;
-    if (!operation) return;
-    request.bearer = await authenticator.authenticateBearer(request.headers.authorization);
-    if (!request.bearer.scopes.includes(operation.scope)) {
-      throw forbidden(`The token lacks the ${operation.scope} scope`);
-    }
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    uiConfig: { deepLinking: true, tryItOutEnabled: true },
   });
 
-  for (const operation of OPERATIONS) {
-    app.post(
-      operationPath(operation),
-      {
-        config: { operation },
-        schema: {
-          operationId: `${operation.family === 'P1' ? '' : 'v2022_01_'}${operation.name}`,
-          summary: operation.summary,
-          tags: [operation.service],
-          security: [{ bearerAuth: [] }],
-          body: Type.Object({ ...envelopeProperties, ...operation.request }, { additionalProperties: false }),
-          response: {
-            200: operation.response,
-            '4xx': Type.Ref('Problem'),
-            '5xx': Type.Ref('Problem'),
-          },
-        },
-      },
-      async (request, reply) => {
-        // Envelope, step 2: every credential object in the body verifies (403).
-        const body = request.body as { Credentials: CredentialsBody } & Record<string, unknown>;
-        const caller: CredentialIdentity = await authenticator.verifyCredentials(body.Credentials, operation.credentials);
-        if (!operation.writes) return operation.handle({ db, secrets, config, caller }, body);
-        return runWrite(
-          {
-            db,
-            path: operationPath(operation),
-            tokenName: request.bearer!.tokenName,
-            idempotencyKeyHeader: request.headers['idempotency-key'],
-            body,
-            reply,
-          },
-          (trx) => operation.handle({ db: trx, secrets, config, caller }, body),
-        );
-      },
-    );
-  }
-
+  registerOperationRoutes(app, { db, secrets, config, operations: OPERATIONS, authenticator, limiter, audit });
   registerOpsRoutes(app, { db, operations: OPERATIONS });
   return app;
 }

@@ -59,6 +59,7 @@ function toProblem(error: FastifyError): Problem | undefined {
 }
 
 export function sendProblem(reply: FastifyReply, problem: Problem, request: FastifyRequest): FastifyReply {
+  request.problemCode = problem.code;
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
   return reply.code(problem.status).type('application/problem+json').send(problemBody(problem, request.url));
 }

@@ -34,6 +34,12 @@ function lookupResult(match: ShareMatch | undefined) {
   };
 }
 
+/** The accounts a lookup answered with, for the audit trail. */
+function foundAccounts(result: unknown): string[] {
+  const { AccountNumber, Result } = result as { AccountNumber?: string | string[] | null; Result?: { AccountNumber: string } | null };
+  return [AccountNumber, Result?.AccountNumber].flat().filter((a): a is string => typeof a === 'string');
+}
+
 const CardNumber = Type.String({ pattern: '^[0-9]{12,19}$', description: 'Card number (PAN): 12 to 19 digits' });
 
 function findBy<Body>(
@@ -52,6 +58,7 @@ function findBy<Body>(
     credentials: STAFF_CREDENTIALS,
     request,
     response: Type.Object(response, { additionalProperties: false }),
+    auditAccounts: foundAccounts,
     handle: (context, body) => handle(lookupQueries(context.db, context.secrets), body, context),
   };
 }

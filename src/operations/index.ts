@@ -9,6 +9,7 @@ import { COLLATERAL_OPERATIONS, COLLATERAL_RECORDS, COLLATERAL_SCHEMAS } from '.
 import { getCorpTransferSelectFields } from './corp-transfer.js';
 import { CredentialsSchema, NxAttributesSchema } from './envelope.js';
 import { FINDBY_OPERATIONS } from './findby.js';
+import { SESSION_OPERATIONS } from './sessions.js';
 import { SHARE_UPDATE_OPERATIONS, SHARE_UPDATE_SCHEMAS } from './share-update.js';
 import type { AnyOperation } from './types.js';
 
@@ -17,6 +18,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   getCorpTransferSelectFields,
   ...SHARE_UPDATE_OPERATIONS,
   ...COLLATERAL_OPERATIONS,
+  ...SESSION_OPERATIONS,
 ];
 
 /** Records whose shapes appear on the wire, as shared schemas. */

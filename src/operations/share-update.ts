@@ -22,7 +22,7 @@ import type { Secrets } from '../security/secrets.js';
 import { toRow, type Row, type WireRecord } from '../store/records.js';
 import { shareRecords, type ShareRecordKey } from '../store/share-records.js';
 import { protectedColumns } from '../store/schema.js';
-import { STAFF_CREDENTIALS, type Operation, type OperationContext } from './types.js';
+import { STAFF_AND_MEMBER_CREDENTIALS, type Operation, type OperationContext } from './types.js';
 
 /** The records of the updateShare group, in the spec's order. */
 export const SHARE_UPDATE_RECORDS: readonly RecordDef[] = [
@@ -295,7 +295,8 @@ function updateOperation(record: RecordDef, family: Family): Operation<UpdateBod
     service: 'account',
     summary: `Update fields of a ${record.name} record; rule failures are reported per field`,
     scope: 'share:write',
-    credentials: STAFF_CREDENTIALS,
+    credentials: STAFF_AND_MEMBER_CREDENTIALS,
+    accountOf: (body) => body.AccountNumber,
     writes: true,
     request: {
       AccountNumber,

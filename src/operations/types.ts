@@ -10,9 +10,9 @@ import type { CredentialIdentity } from '../security/authenticator.js';
 import type { Secrets } from '../security/secrets.js';
 import type { Scope } from '../store/access.js';
 import type { Db } from '../store/database.js';
-import type { CredentialKind } from './envelope.js';
+import { MEMBER_CREDENTIAL_KINDS, type CredentialKind } from './envelope.js';
 
-export type Service = 'findby' | 'corptransfer' | 'account' | 'collateral';
+export type Service = 'findby' | 'corptransfer' | 'account' | 'collateral' | 'usermanagement';
 
 export interface OperationContext {
   readonly db: Db;
@@ -27,8 +27,17 @@ export interface Operation<Body = never> {
   readonly family: Family;
   readonly service: Service;
   readonly summary: string;
-  readonly scope: Scope;
+  /** The token scope the operation needs; none for session management, which any live token may use. */
+  readonly scope?: Scope;
+  /** Credential kinds accepted by default; `COREGATE_CREDENTIALS_<SERVICE>` may change them. */
   readonly credentials: readonly CredentialKind[];
+  /**
+   * The account a request acts on, for member confinement (DESIGN: member-level credentials reach only
+   * their own account). Without it, member-level credentials are never accepted.
+   */
+  readonly accountOf?: (body: Body) => string;
+  /** Accounts to name in the audit trail when the request names none (e.g. the accounts a lookup found). */
+  readonly auditAccounts?: (result: unknown) => readonly string[];
   /**
    * A write runs in one transaction (context.db is that transaction) and honours `Idempotency-Key`.
    */
@@ -55,3 +64,6 @@ export const STAFF_CREDENTIALS: readonly CredentialKind[] = [
   'UserNumberCredentials',
   'TokenCredentials',
 ];
+
+/** Staff credentials plus the member-level ones, for operations that confine a member to an account. */
+export const STAFF_AND_MEMBER_CREDENTIALS: readonly CredentialKind[] = [...STAFF_CREDENTIALS, ...MEMBER_CREDENTIAL_KINDS];

@@ -1,14 +1,17 @@
 /**
  * Who is calling: the bearer token (401 when missing or not live) and the body `Credentials`, every one
- * of which must verify (403 otherwise, without saying which part failed).
+ * of which must verify (403 otherwise, without saying which part failed). Member-level credentials
+ * confine the call to the member's account.
  */
 import { createHmac } from 'node:crypto';
 import { Type, type TSchema } from 'typebox';
 import type { Config } from '../config.js';
 import { forbidden, unauthenticated, validationFailed } from '../http/problems.js';
 import { CREDENTIAL_SCHEMAS, type CredentialKind, type CredentialsBody } from '../operations/envelope.js';
-import { settings, SETTING, tokens, users, type Scope } from '../store/access.js';
+import { lockouts, memberSecrets, sessions, settings, SETTING, tokens, users, type Scope } from '../store/access.js';
 import type { Db } from '../store/database.js';
+import { lookupQueries, micrAccount } from '../store/lookups.js';
+import { looksLikeJwt, type JwtVerifier } from './jwt.js';
 import { verifyPassword } from './passwords.js';
 import type { Secrets } from './secrets.js';
 
@@ -18,41 +21,119 @@ export interface BearerIdentity {
 }
 
 export interface CredentialIdentity {
-  /** The core user number the call acts as: from UserNumberCredentials, 0 for administrative calls. */
+  /** The core user number the call acts as: from UserNumber or Token credentials, 0 for administrative calls. */
   readonly userNumber: number;
   readonly kinds: readonly CredentialKind[];
+  /** Set when member-level credentials were given: the call may touch only this account. */
+  readonly memberAccount?: string;
 }
 
-const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/;
+export type AuthenticatorSettings = Pick<
+  Config,
+  'credentialCacheMs' | 'lockoutThreshold' | 'lockoutSeconds' | 'sessionIdleSeconds'
+>;
+
+/** What one verified credential object says about the caller. */
+interface Verified {
+  readonly userNumber?: number;
+  readonly memberAccount?: string;
+}
+
+type Fields = Record<string, unknown>;
+
+const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/;
 const ADMIN_HASH_TTL_MS = 5_000;
+/** A session's last use is written at most this often, not on every call. */
+const SESSION_TOUCH_SECONDS = 30;
 
 export class Authenticator {
-  /** HMAC(secret ‖ stored hash) → expiry: a password is not re-hashed with scrypt on every call. */
+  /** HMAC(subject ‖ secret ‖ stored hash) → expiry: a password is not re-hashed with scrypt on every call. */
   private readonly verified = new Map<string, number>();
   private readonly cacheKey: Buffer;
   private adminHash: { value: string | undefined; readAt: number } | undefined;
+  private readonly verifiers: Record<CredentialKind, (fields: Fields) => Promise<Verified | undefined>>;
 
   constructor(
     private readonly db: Db,
-    secrets: Secrets,
-    private readonly config: Pick<Config, 'credentialCacheMs'>,
-    private readonly configuredAdminHash: string | undefined = process.env.COREGATE_ADMIN_PASSWORD_HASH,
+    private readonly secrets: Secrets,
+    private readonly settings: AuthenticatorSettings,
+    private readonly options: { jwt?: JwtVerifier; adminPasswordHash?: string } = {},
   ) {
     this.cacheKey = secrets.key('credential-cache');
+    const lookups = lookupQueries(db, secrets);
+    this.verifiers = {
+      AdministrativeCredentials: async ({ Password }) =>
+        (await this.verifyAdmin(String(Password))) ? { userNumber: 0 } : undefined,
+      UserNumberCredentials: async ({ UserNumber, Password }) => {
+        const user = await users.find(db, Number(UserNumber));
+        const ok = await this.verifyLocked(`user:${UserNumber}`, String(Password), user?.passwordHash);
+        return ok ? { userNumber: Number(UserNumber) } : undefined;
+      },
+      TokenCredentials: async ({ TokenId }) => {
+        const session = await sessions.findLive(db, String(TokenId), settings.sessionIdleSeconds);
+        if (!session) return undefined;
+        if (session.idleSeconds > SESSION_TOUCH_SECONDS) await sessions.touch(db, String(TokenId));
+        return { userNumber: session.userNumber };
+      },
+      AccountNumberCredentials: async (fields) => {
+        const account = String(fields.AccountNumber);
+        const secret = await memberSecrets.find(db, account);
+        const checks: [unknown, string | null | undefined, string][] = [
+          [fields.HomeBankingPassword, secret?.homeBankingPasswordHash, 'password'],
+          [fields.AudioAccessCode, secret?.audioAccessCodeHash, 'audio'],
+        ];
+        for (const [given, stored, what] of checks) {
+          if (given !== undefined && !(await this.verifyLocked(`account:${account}:${what}`, String(given), stored))) {
+            return undefined;
+          }
+        }
+        return { memberAccount: account };
+      },
+      HomeBankingCredentials: async ({ UserName, Password }) => {
+        const account = await lookups.homeBankingUser(String(UserName));
+        const secret = account ? await memberSecrets.find(db, account) : undefined;
+        const subject = `homebanking:${String(UserName).toLowerCase()}`;
+        return (await this.verifyLocked(subject, String(Password), secret?.homeBankingPasswordHash))
+          ? { memberAccount: account }
+          : undefined;
+      },
+      CardCredentials: async ({ CardNumber }) => {
+        const account = await lookups.activeCard(String(CardNumber));
+        return account ? { memberAccount: account } : undefined;
+      },
+      MICRCredentials: async ({ MICRNumber }) => {
+        const account = await micrAccount(db, secrets, String(MICRNumber));
+        return account ? { memberAccount: account } : undefined;
+      },
+      LookupCredentials: async ({ Type: lookupType, Value, HomeBankingPassword }) => {
+        const match = await lookups.lookup(Number(lookupType), String(Value));
+        const secret = match ? await memberSecrets.find(db, match.accountNumber) : undefined;
+        const subject = `lookup:${lookupType}:${String(Value)}`;
+        return (await this.verifyLocked(subject, String(HomeBankingPassword), secret?.homeBankingPasswordHash))
+          ? { memberAccount: match?.accountNumber }
+          : undefined;
+      },
+    };
   }
 
-  /** The live API token of an `Authorization: Bearer` header; throws 401. */
+  /** The live API token (or identity-provider JWT) of an `Authorization: Bearer` header; throws 401. */
   async authenticateBearer(header: string | undefined): Promise<BearerIdentity> {
     const match = header ? BEARER.exec(header) : null;
     if (!match) throw unauthenticated();
-    const token = await tokens.findActive(this.db, match[1]!);
+    const bearer = match[1]!;
+    if (this.options.jwt && looksLikeJwt(bearer)) {
+      const identity = await this.options.jwt.verify(bearer);
+      if (!identity) throw unauthenticated('The bearer token is not valid');
+      return identity;
+    }
+    const token = await tokens.findActive(this.db, bearer);
     if (!token) throw unauthenticated('The bearer token is not valid');
     return { tokenName: token.name, scopes: token.scopes };
   }
 
   /**
-   * Verifies every credential object given; throws 403 when one fails or when a kind is not accepted by
-   * the operation, 400 when a non-empty object lacks a required field.
+   * Verifies every credential object given; throws 403 when one fails, when a kind is not accepted by the
+   * operation or when member credentials name different accounts; 400 when an object lacks a field.
    */
   async verifyCredentials(credentials: CredentialsBody, accepted: readonly CredentialKind[]): Promise<CredentialIdentity> {
     const given = (Object.keys(credentials) as CredentialKind[]).filter(
@@ -62,22 +143,17 @@ export class Authenticator {
     for (const kind of given) requireFields(kind, credentials[kind]!);
     if (given.some((kind) => !accepted.includes(kind))) throw forbidden();
     let userNumber = 0;
+    let memberAccount: string | undefined;
     for (const kind of given) {
-      const fields = credentials[kind]!;
-      switch (kind) {
-        case 'AdministrativeCredentials':
-          if (!(await this.verifyAdmin(String(fields.Password)))) throw forbidden();
-          break;
-        case 'UserNumberCredentials':
-          userNumber = Number(fields.UserNumber);
-          if (!(await this.verifyUser(userNumber, String(fields.Password)))) throw forbidden();
-          break;
-        default:
-          // Sessions and member-level credentials have no verifier configured: they cannot verify.
-          throw forbidden();
+      const verified = await this.verifiers[kind](credentials[kind]!);
+      if (!verified) throw forbidden();
+      if (verified.userNumber !== undefined) userNumber = verified.userNumber;
+      if (verified.memberAccount !== undefined) {
+        if (memberAccount !== undefined && memberAccount !== verified.memberAccount) throw forbidden();
+        memberAccount = verified.memberAccount;
       }
     }
-    return { userNumber, kinds: given };
+    return { userNumber, kinds: given, ...(memberAccount ? { memberAccount } : {}) };
   }
 
   private async verifyAdmin(password: string): Promise<boolean> {
@@ -85,9 +161,15 @@ export class Authenticator {
     return stored !== undefined && (await this.verifyCached('admin', password, stored));
   }
 
-  private async verifyUser(userNumber: number, password: string): Promise<boolean> {
-    const user = await users.find(this.db, userNumber);
-    return user !== undefined && (await this.verifyCached(`user:${userNumber}`, password, user.passwordHash));
+  /**
+   * A password check under lockout: a locked subject fails without a check; a failure counts towards the
+   * lock; an unknown subject (no stored hash) fails and counts like a wrong password.
+   */
+  private async verifyLocked(subject: string, password: string, stored: string | null | undefined): Promise<boolean> {
+    if (await lockouts.isLocked(this.db, subject)) return false;
+    const ok = stored ? await this.verifyCached(subject, password, stored) : false;
+    if (!ok) await lockouts.fail(this.db, subject, this.settings.lockoutThreshold, this.settings.lockoutSeconds);
+    return ok;
   }
 
   private async verifyCached(subject: string, password: string, stored: string): Promise<boolean> {
@@ -96,15 +178,15 @@ export class Authenticator {
     const expiry = this.verified.get(key);
     if (expiry !== undefined && expiry > now) return true;
     if (!(await verifyPassword(password, stored))) return false;
-    if (this.config.credentialCacheMs > 0) {
+    if (this.settings.credentialCacheMs > 0) {
       if (this.verified.size > 10_000) this.verified.clear();
-      this.verified.set(key, now + this.config.credentialCacheMs);
+      this.verified.set(key, now + this.settings.credentialCacheMs);
     }
     return true;
   }
 
   private async storedAdminHash(): Promise<string | undefined> {
-    if (this.configuredAdminHash) return this.configuredAdminHash;
+    if (this.options.adminPasswordHash) return this.options.adminPasswordHash;
     const now = Date.now();
     if (!this.adminHash || now - this.adminHash.readAt > ADMIN_HASH_TTL_MS) {
       this.adminHash = { value: await settings.get(this.db, SETTING.adminPasswordHash), readAt: now };
@@ -114,12 +196,15 @@ export class Authenticator {
 }
 
 /** Required fields of a non-empty credential object (the schema accepts empty objects, see envelope.ts). */
-function requireFields(kind: CredentialKind, fields: Record<string, unknown>): void {
+function requireFields(kind: CredentialKind, fields: Fields): void {
   const schema: Record<string, TSchema> = CREDENTIAL_SCHEMAS[kind];
-  const missing = Object.keys(schema).filter((name) => !Type.IsOptional(schema[name]) && fields[name] === undefined);
-  if (missing.length > 0) {
-    throw validationFailed(
-      missing.map((name) => ({ pointer: `/Credentials/${kind}/${name}`, detail: `must have required property '${name}'` })),
-    );
+  const missing = Object.keys(schema)
+    .filter((name) => !Type.IsOptional(schema[name]) && fields[name] === undefined)
+    .map((name) => ({ pointer: `/Credentials/${kind}/${name}`, detail: `must have required property '${name}'` }));
+  // AccountNumberCredentials carry one secret or the other (DESIGN: HomeBankingPassword | AudioAccessCode).
+  if (kind === 'AccountNumberCredentials' && fields.HomeBankingPassword === undefined && fields.AudioAccessCode === undefined) {
+    missing.push({ pointer: `/Credentials/${kind}/HomeBankingPassword`, detail: 'HomeBankingPassword or AudioAccessCode is required' });
   }
+  if (missing.length > 0) throw validationFailed(missing);
 }
+

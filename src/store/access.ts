@@ -105,3 +105,89 @@ export const SETTING = {
   adminPasswordHash: 'admin_password_hash',
   demoSeeded: 'demo_seeded',
 } as const;
+
+export interface Session {
+  readonly userNumber: number;
+  /** Seconds since the session was last used. */
+  readonly idleSeconds: number;
+}
+
+/** SymXchange-style sessions from `logon`: the TokenId is random, stored only as its SHA-256. */
+export const sessions = {
+  async create(db: Db, userNumber: number): Promise<string> {
+    const tokenId = randomBytes(32).toString('base64url');
+    await sql`insert into session (token_hash, user_number) values (${hashToken(tokenId)}, ${userNumber})`.execute(db);
+    return tokenId;
+  },
+
+  /** The live session of a TokenId, or undefined when unknown, ended or idle past `idleSeconds`. */
+  async findLive(db: Db, tokenId: string, idleSeconds: number): Promise<Session | undefined> {
+    const result = await sql<Session>`select user_number as "userNumber",
+        extract(epoch from now() - last_used_at)::float8 as "idleSeconds"
+      from session where token_hash = ${hashToken(tokenId)} and ended_at is null
+        and last_used_at > now() - make_interval(secs => ${idleSeconds})`.execute(db);
+    return result.rows[0];
+  },
+
+  async touch(db: Db, tokenId: string): Promise<void> {
+    await sql`update session set last_used_at = now() where token_hash = ${hashToken(tokenId)}`.execute(db);
+  },
+
+  /** Ends a session; false when it was not live. */
+  async end(db: Db, tokenId: string): Promise<boolean> {
+    const result = await sql`update session set ended_at = now()
+      where token_hash = ${hashToken(tokenId)} and ended_at is null`.execute(db);
+    return Number(result.numAffectedRows ?? 0) > 0;
+  },
+};
+
+export interface MemberSecret {
+  readonly homeBankingPasswordHash: string | null;
+  readonly audioAccessCodeHash: string | null;
+}
+
+/** Member-level secrets (home banking password, audio access code) per account, as scrypt hashes. */
+export const memberSecrets = {
+  async find(db: Db, accountNumber: string): Promise<MemberSecret | undefined> {
+    const result = await sql<MemberSecret>`select home_banking_password_hash as "homeBankingPasswordHash",
+        audio_access_code_hash as "audioAccessCodeHash"
+      from member_secret where account_number = ${accountNumber}`.execute(db);
+    return result.rows[0];
+  },
+
+  async set(db: Db, accountNumber: string, secret: Partial<MemberSecret>): Promise<void> {
+    await sql`insert into member_secret (account_number, home_banking_password_hash, audio_access_code_hash)
+      values (${accountNumber}, ${secret.homeBankingPasswordHash ?? null}, ${secret.audioAccessCodeHash ?? null})
+      on conflict (account_number) do update set
+        home_banking_password_hash = coalesce(excluded.home_banking_password_hash, member_secret.home_banking_password_hash),
+        audio_access_code_hash = coalesce(excluded.audio_access_code_hash, member_secret.audio_access_code_hash)`.execute(db);
+  },
+};
+
+/**
+ * Lockout after repeated password failures, per subject (a user number, an account, a home-banking
+ * user name, a lookup credential). Kept in the database so every instance sees the same count.
+ */
+export const lockouts = {
+  async isLocked(db: Db, subject: string): Promise<boolean> {
+    const result = await sql`select 1 from credential_lockout
+      where subject = ${subject} and locked_until > now()`.execute(db);
+    return result.rows.length > 0;
+  },
+
+  /** Counts a failure; locks the subject for `lockSeconds` when it reaches `threshold`. */
+  async fail(db: Db, subject: string, threshold: number, lockSeconds: number): Promise<void> {
+    await sql`insert into credential_lockout (subject, failures) values (${subject}, 1)
+      on conflict (subject) do update set
+        failures = case when credential_lockout.locked_until <= now() then 1 else credential_lockout.failures + 1 end,
+        locked_until = case when credential_lockout.locked_until <= now() then null else credential_lockout.locked_until end`.execute(
+      db,
+    );
+    await sql`update credential_lockout set locked_until = now() + make_interval(secs => ${lockSeconds}), failures = 0
+      where subject = ${subject} and failures >= ${threshold}`.execute(db);
+  },
+
+  async clear(db: Db, subject: string): Promise<void> {
+    await sql`delete from credential_lockout where subject = ${subject}`.execute(db);
+  },
+};

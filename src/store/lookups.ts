@@ -77,3 +77,10 @@ export function lookupQueries(db: Db, secrets: Secrets) {
     },
   };
 }
+
+/** The account of a MICR number (any draft): the MICRCredentials lookup. */
+export async function micrAccount(db: Db, secrets: Secrets, micrNumber: string): Promise<string | undefined> {
+  const result = await sql<{ account_number: string }>`select account_number from micr
+    where micr_number_hmac = ${secrets.lookupHash('micr', micrNumber)} order by account_number limit 1`.execute(db);
+  return result.rows[0]?.account_number;
+}

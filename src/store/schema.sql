@@ -966,6 +966,44 @@ create table idempotency_key (
   primary key (token_name, key)
 );
 
+create table session (
+  token_hash bytea primary key,
+  user_number integer not null,
+  created_at timestamptz not null default now(),
+  last_used_at timestamptz not null default now(),
+  ended_at timestamptz
+);
+
+create table member_secret (
+  account_number varchar(10) primary key,
+  home_banking_password_hash text,
+  audio_access_code_hash text
+);
+
+create table credential_lockout (
+  subject varchar(160) primary key,
+  failures integer not null,
+  locked_until timestamptz
+);
+
+create table audit_event (
+  id bigint generated always as identity primary key,
+  at timestamptz not null default now(),
+  request_id varchar(64) not null,
+  token_name varchar(160),
+  user_number integer,
+  member_account varchar(10),
+  operation varchar(80) not null,
+  account_numbers text,
+  collateral_number varchar(10),
+  status integer not null,
+  code varchar(40)
+);
+
+create index audit_event_at_idx on audit_event (at);
+
+create index audit_event_account_idx on audit_event (account_numbers, at);
+
 create table app_user (
   user_number integer primary key check (user_number between 1 and 9999),
   name varchar(64) not null,

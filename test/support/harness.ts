@@ -45,7 +45,13 @@ export async function createHarness(backend: Backend, configOverrides: Partial<C
   const database = await openDatabase({ url: backend.url, schema });
   await migrate(database.db);
   const secrets = secretsFromMaster(randomBytes(32));
-  const config = { ...loadConfig({}), credentialCacheMs: 60_000, ...configOverrides };
+  const config = {
+    ...loadConfig({}),
+    credentialCacheMs: 60_000,
+    rateLimitPerMinute: 1_000_000,
+    findByRateLimitPerMinute: 1_000_000,
+    ...configOverrides,
+  };
   await settings.set(database.db, SETTING.adminPasswordHash, await hashPassword(ADMIN_PASSWORD));
   const { token } = await tokens.create(database.db, 'test', SCOPES);
   const app = await buildApp({ db: database.db, secrets, config });

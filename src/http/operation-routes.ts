@@ -1,0 +1,160 @@
+/**
+ * Every operation of the registry as a POST route, behind the envelope checks in this order:
+ * bearer token (401) and rate limit (429) before the body is parsed, then the scope (403), the body
+ * schema (400), the body credentials (403) and member confinement (403). Every call to an operation is
+ * written to the audit trail with its outcome, denied ones included.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Config } from '../config.js';
+import { envelopeProperties, MEMBER_CREDENTIAL_KINDS, type CredentialKind, type CredentialsBody } from '../operations/envelope.js';
+import { operationPath, type AnyOperation } from '../operations/types.js';
+import type { Authenticator, BearerIdentity, CredentialIdentity } from '../security/authenticator.js';
+import type { RateLimiter } from '../security/rate-limit.js';
+import type { Secrets } from '../security/secrets.js';
+import type { AuditLog } from '../store/audit.js';
+import type { Db } from '../store/database.js';
+import { forbidden, Problem } from './problems.js';
+import { runWrite } from './writes.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    bearer?: BearerIdentity;
+    caller?: CredentialIdentity;
+    /** Stable code of the problem answered, for the audit trail. */
+    problemCode?: string;
+    /** Accounts found by the operation, for the audit trail. */
+    auditAccounts?: readonly string[];
+  }
+  interface FastifyContextConfig {
+    operation?: AnyOperation;
+  }
+}
+
+export interface OperationRoutesOptions {
+  readonly db: Db;
+  readonly secrets: Secrets;
+  readonly config: Config;
+  readonly operations: readonly AnyOperation[];
+  readonly authenticator: Authenticator;
+  readonly limiter: RateLimiter;
+  readonly audit: AuditLog;
+}
+
+const MINUTE = 60;
+
+/**
+ * The credential kinds an operation accepts: the configured policy of its service, or its defaults.
+ * Member-level kinds are dropped where the operation cannot confine a member to an account.
+ */
+export function acceptedCredentials(operation: AnyOperation, config: Config): readonly CredentialKind[] {
+  const configured = operation.service === 'usermanagement' ? undefined : config.credentialPolicy[operation.service];
+  const kinds = (configured ?? operation.credentials) as readonly CredentialKind[];
+  return operation.accountOf ? kinds : kinds.filter((kind) => !MEMBER_CREDENTIAL_KINDS.includes(kind));
+}
+
+function rateLimited(retryAfterSeconds: number): Problem {
+  return new Problem(429, 'RATE_LIMITED', `Too many requests; retry in ${retryAfterSeconds} s`, undefined, {
+    'retry-after': String(retryAfterSeconds),
+  });
+}
+
+function touchedAccounts(request: FastifyRequest): string[] {
+  const body = request.body as { AccountNumber?: unknown } | undefined;
+  if (typeof body?.AccountNumber === 'string') return [body.AccountNumber];
+  return [...(request.auditAccounts ?? [])];
+}
+
+export function registerOperationRoutes(app: FastifyInstance, options: OperationRoutesOptions): void {
+  const { db, secrets, config, authenticator, limiter, audit } = options;
+  const general = { limit: config.rateLimitPerMinute, windowSeconds: MINUTE };
+  const findBy = { limit: config.findByRateLimitPerMinute, windowSeconds: MINUTE };
+
+  app.addHook('onRequest', async (request, reply) => {
+    const operation = request.routeOptions.config.operation;
+    if (!operation) return;
+    request.bearer = await authenticator.authenticateBearer(request.headers.authorization);
+    const { tokenName } = request.bearer;
+    const decisions = [await limiter.hit(`token:${tokenName}`, general)];
+    // A stricter budget for lookups, so a token cannot walk card or SSN space.
+    if (operation.service === 'findby') decisions.push(await limiter.hit(`findby:${tokenName}`, findBy));
+    const refused = decisions.find((d) => !d.allowed);
+    if (refused) throw rateLimited(Math.max(1, refused.retryAfterSeconds));
+    reply.header('ratelimit-remaining', String(Math.min(...decisions.map((d) => d.remaining))));
+    if (operation.scope && !request.bearer.scopes.includes(operation.scope)) {
+      throw forbidden(`The token lacks the ${operation.scope} scope`);
+    }
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const operation = request.routeOptions.config.operation;
+    if (!operation) return;
+    const body = request.body as { CollateralNumber?: unknown } | undefined;
+    audit.record({
+      requestId: request.id,
+      tokenName: request.bearer?.tokenName ?? null,
+      userNumber: request.caller?.userNumber ?? null,
+      memberAccount: request.caller?.memberAccount ?? null,
+      operation: `${operation.family}:${operation.name}`,
+      accountNumbers: touchedAccounts(request),
+      collateralNumber: typeof body?.CollateralNumber === 'string' ? body.CollateralNumber.slice(0, 10) : null,
+      status: reply.statusCode,
+      code: request.problemCode ?? null,
+    });
+  });
+
+  for (const operation of options.operations) {
+    const accepted = acceptedCredentials(operation, config);
+    app.post(
+      operationPath(operation),
+      {
+        config: { operation },
+        schema: {
+          operationId: `${operation.family === 'P1' ? '' : 'v2022_01_'}${operation.name}`,
+          summary: operation.summary,
+          description: `Scope: ${operation.scope ?? 'any live token'}. Credentials: ${accepted.join(', ')}.`,
+          tags: [operation.service],
+          security: [{ bearerAuth: [] }],
+          body: Type.Object({ ...envelopeProperties, ...operation.request }, { additionalProperties: false }),
+          response: {
+            200: operation.response,
+            '4xx': Type.Ref('Problem'),
+            '5xx': Type.Ref('Problem'),
+          },
+        },
+      },
+      async (request, reply) => {
+        const body = request.body as { Credentials: CredentialsBody } & Record<string, unknown>;
+        const caller = await authenticator.verifyCredentials(body.Credentials, accepted);
+        request.caller = caller;
+        // Member confinement: a member's credentials reach only the member's own account.
+        if (caller.memberAccount !== undefined && operation.accountOf?.(body) !== caller.memberAccount) {
+          throw forbidden('These credentials do not reach that account');
+        }
+        const context = { db, secrets, config, caller };
+        const result = operation.writes
+          ? await runWrite(
+              {
+                db,
+                path: operationPath(operation),
+                tokenName: request.bearer!.tokenName,
+                idempotencyKeyHeader: request.headers['idempotency-key'],
+                body,
+                reply,
+              },
+              (trx) => operation.handle({ ...context, db: trx }, body),
+            )
+          : await operation.handle(context, body);
+        if (operation.auditAccounts) request.auditAccounts = operation.auditAccounts(result);
+        return result;
+      },
+    );
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The audit trail writer, flushed on close; tests flush it to read what was recorded. */
+    audit: AuditLog;
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * Session management on the persistent family (`/gw/627/persistent/usermanagement/logon|logoff`):
+ * `logon` trades UserNumberCredentials for a TokenId that later calls present as TokenCredentials, so
+ * the password is checked once; the session ends at `logoff` or after 15 idle minutes.
+ */
+import { Type } from 'typebox';
+import { sessions } from '../store/access.js';
+import type { Operation } from './types.js';
+
+export const logon: Operation<Record<string, unknown>> = {
+  name: 'logon',
+  family: 'P1',
+  service: 'usermanagement',
+  summary: 'Start a session with UserNumberCredentials; returns the TokenId for TokenCredentials',
+  credentials: ['UserNumberCredentials'],
+  request: {},
+  response: Type.Object(
+    {
+      TokenId: Type.String({ description: 'Send as Credentials.TokenCredentials.TokenId; shown once' }),
+      MessageId: Type.String(),
+    },
+    { additionalProperties: false },
+  ),
+  async handle({ db, caller }) {
+    return { TokenId: await sessions.create(db, caller.userNumber), MessageId: 'logon' };
+  },
+};
+
+export const logoff: Operation<{ Credentials: { TokenCredentials: { TokenId: string } } }> = {
+  name: 'logoff',
+  family: 'P1',
+  service: 'usermanagement',
+  summary: 'End the session of the TokenCredentials given',
+  credentials: ['TokenCredentials'],
+  request: {},
+  response: Type.Object({ MessageId: Type.String() }, { additionalProperties: false }),
+  async handle({ db }, body) {
+    await sessions.end(db, body.Credentials.TokenCredentials.TokenId);
+    return { MessageId: 'logoff' };
+  },
+};
+
+export const SESSION_OPERATIONS = [logon, logoff];
