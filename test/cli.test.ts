@@ -169,8 +169,22 @@ describe('coregate token and user commands', () => {
     assert.equal(cli(dataDir, 'seed', '--accounts', 'many').status, 2);
   });
 
+  test('member set-secret stores a member secret; bad input exits 2', () => {
+    const set = cli(dataDir, 'member', 'set-secret', '--account', '0000000001', '--home-banking-password', 'hb-secret');
+    assert.equal(set.status, 0, set.stderr);
+    assert.match(set.stdout, /Member secrets of 0000000001 set/);
+    assert.equal(cli(dataDir, 'member', 'set-secret', '--account', '12').status, 2);
+  });
+
+  test('audit reads the trail since a time, and rejects a bad --since', () => {
+    const audit = cli(dataDir, 'audit', '--since', '1h');
+    assert.equal(audit.status, 0, audit.stderr);
+    assert.match(audit.stdout, /^at\tstatus\tcode\toperation/);
+    assert.equal(cli(dataDir, 'audit', '--since', 'yesterday-ish').status, 2);
+  });
+
   test('every command answers --help', () => {
-    for (const command of ['serve', 'migrate', 'seed', 'token', 'user', 'admin-password']) {
+    for (const command of ['serve', 'migrate', 'seed', 'token', 'user', 'admin-password', 'member', 'audit']) {
       const help = cli(dataDir, command, '--help');
       assert.equal(help.status, 0, command);
       assert.match(help.stdout, /^Usage: coregate/, command);

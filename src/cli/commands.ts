@@ -6,9 +6,11 @@ import { RECORDS } from '../catalog/index.js';
 import type { Config } from '../config.js';
 import { openRuntime, type Runtime } from '../runtime.js';
 import { seedDatabase, DEFAULT_SEED } from '../seed/load.js';
+import { seedMemberSecrets } from '../seed/member-secrets.js';
 import { createProgress } from '../seed/progress.js';
 import { generatePassword, hashPassword } from '../security/passwords.js';
-import { SCOPES, settings, SETTING, tokens, users, type Scope } from '../store/access.js';
+import { memberSecrets, SCOPES, settings, SETTING, tokens, users, type Scope } from '../store/access.js';
+import { readAudit } from '../store/audit.js';
 import { integerOption, parseCommand, UsageError, type CommandSpec } from './args.js';
 
 type Print = (line: string) => void;
@@ -62,6 +64,7 @@ export async function seedCommand(argv: string[], config: Config, print: Print):
     const started = Date.now();
     const summary = await seedDatabase(database.db, secrets, { accounts, seed, onProgress: (done: number) => progress.update(done) });
     progress.finish();
+    await seedMemberSecrets(database.db, accounts);
     const seconds = (Date.now() - started) / 1000;
     print(`Seeded ${accounts} accounts (seed ${seed}) in ${seconds.toFixed(1)} s`);
     for (const [table, rows] of Object.entries(summary.rows)) print(`  ${table.padEnd(30)} ${rows}`);
@@ -171,4 +174,69 @@ export async function adminPasswordCommand(argv: string[], config: Config, print
     await settings.set(db, SETTING.adminPasswordHash, await hashPassword(password));
   });
   print(values.password ? 'Administrative password set' : `Administrative password: ${password}`);
+}
+
+const MEMBER: CommandSpec = {
+  usage: `Usage: coregate member set-secret --account N [--home-banking-password P] [--audio-access-code C]
+
+Sets a member's home banking password and/or audio access code (stored as scrypt hashes), which
+AccountNumber, HomeBanking and Lookup credentials verify against.`,
+  options: { account: { type: 'string' }, 'home-banking-password': { type: 'string' }, 'audio-access-code': { type: 'string' } },
+};
+
+export async function memberCommand(argv: string[], config: Config, print: Print): Promise<void> {
+  const { values, flags, positionals } = parseCommand(MEMBER, argv);
+  if (flags.has('help') || positionals[0] !== 'set-secret') return print(MEMBER.usage);
+  const account = values.account;
+  if (!account || !/^[0-9]{10}$/.test(account)) throw new UsageError(`--account must be 10 digits\n\n${MEMBER.usage}`);
+  const password = values['home-banking-password'];
+  const audio = values['audio-access-code'];
+  if (!password && !audio) throw new UsageError(`Give --home-banking-password or --audio-access-code\n\n${MEMBER.usage}`);
+  await withRuntime(config, async ({ database: { db } }) => {
+    await memberSecrets.set(db, account, {
+      homeBankingPasswordHash: password ? await hashPassword(password) : null,
+      audioAccessCodeHash: audio ? await hashPassword(audio) : null,
+    });
+  });
+  print(`Member secrets of ${account} set`);
+}
+
+const AUDIT: CommandSpec = {
+  usage: `Usage: coregate audit --since WHEN [--account N] [--limit L]
+
+Prints the audit trail: who called which operation on which account or collateral, and the outcome.
+  --since WHEN   an ISO date or time (2026-11-21, 2026-11-21T10:00Z) or a duration back from now (15m, 2h, 7d)
+  --account N    only calls that touched this account
+  --limit L      at most L events (default 1000)`,
+  options: { since: { type: 'string' }, account: { type: 'string' }, limit: { type: 'string' } },
+};
+
+/** `15m`, `2h`, `7d` back from now, or an ISO date/time. */
+export function parseSince(value: string, now = new Date()): Date | undefined {
+  const duration = /^(\d+)([smhd])$/.exec(value);
+  if (duration) {
+    const seconds = { s: 1, m: 60, h: 3600, d: 86_400 }[duration[2] as 's' | 'm' | 'h' | 'd'];
+    return new Date(now.getTime() - Number(duration[1]) * seconds * 1000);
+  }
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+export async function auditCommand(argv: string[], config: Config, print: Print): Promise<void> {
+  const { values, flags } = parseCommand(AUDIT, argv);
+  if (flags.has('help')) return print(AUDIT.usage);
+  const since = values.since ? parseSince(values.since) : undefined;
+  if (!since) throw new UsageError(`--since must be an ISO date or a duration such as 2h\n\n${AUDIT.usage}`);
+  const limit = integerOption(values.limit, 'limit', 1000, AUDIT);
+  await withRuntime(config, async ({ database: { db } }) => {
+    const rows = await readAudit(db, since, { accountNumber: values.account, limit });
+    print(['at', 'status', 'code', 'operation', 'token', 'user', 'member', 'accounts', 'collateral', 'request'].join('\t'));
+    for (const row of rows) {
+      print(
+        [row.at, row.status, row.code, row.operation, row.tokenName, row.userNumber, row.memberAccount, row.accountNumbers, row.collateralNumber, row.requestId]
+          .map((v) => (v === null || v === undefined ? '-' : String(v)))
+          .join('\t'),
+      );
+    }
+  });
 }

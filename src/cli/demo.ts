@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Config } from '../config.js';
 import type { Runtime } from '../runtime.js';
 import { seedDatabase, DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED } from '../seed/load.js';
+import { seedMemberSecrets } from '../seed/member-secrets.js';
 import { createProgress } from '../seed/progress.js';
 import { generatePassword, hashPassword } from '../security/passwords.js';
 import { settings, SETTING, SCOPES, tokens } from '../store/access.js';
@@ -37,6 +38,7 @@ export async function bootstrapDemo(runtime: Runtime, config: Config): Promise<b
     onProgress: (done) => progress.update(done),
   });
   progress.finish();
+  await seedMemberSecrets(db, DEFAULT_DEMO_ACCOUNTS);
   const adminPassword = generatePassword();
   await settings.set(db, SETTING.adminPasswordHash, await hashPassword(adminPassword));
   const { token } = await tokens.create(db, `demo-${Date.now()}`, SCOPES);

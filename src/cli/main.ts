@@ -5,6 +5,8 @@ import { loadConfig } from '../config.js';
 import { UsageError } from './args.js';
 import {
   adminPasswordCommand,
+  auditCommand,
+  memberCommand,
   migrateCommand,
   seedCommand,
   tokenCommand,
@@ -21,8 +23,10 @@ Commands:
   token            create, list or revoke API tokens
   user             add or list core users (UserNumberCredentials)
   admin-password   set the administrative password
+  member           set a member's home banking password or audio access code
+  audit            read the audit trail
 
-Environment: PORT, HOST, DATABASE_URL, COREGATE_DATA_DIR, COREGATE_SECRET, LOG_LEVEL.
+Environment: PORT, HOST, DATABASE_URL, COREGATE_DATA_DIR, COREGATE_SECRET, REDIS_URL, LOG_LEVEL (see README).
 Run "coregate <command> --help" for a command's options.`;
 
 const COMMANDS = {
@@ -32,6 +36,8 @@ const COMMANDS = {
   token: tokenCommand,
   user: userCommand,
   'admin-password': adminPasswordCommand,
+  member: memberCommand,
+  audit: auditCommand,
 } as const;
 
 const print = (line: string) => process.stdout.write(`${line}\n`);

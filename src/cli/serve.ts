@@ -5,6 +5,7 @@
 import type { Config } from '../config.js';
 import { buildApp, LOG_REDACT } from '../http/app.js';
 import { openRuntime } from '../runtime.js';
+import { createJwtVerifier, jwtSettingsFromEnv } from '../security/jwt.js';
 import { demoExamples } from '../seed/examples.js';
 import { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED } from '../seed/load.js';
 import { parseCommand, type CommandSpec } from './args.js';
@@ -27,6 +28,7 @@ type Print = (line: string) => void;
 export async function serveCommand(argv: string[], config: Config, print: Print): Promise<void> {
   const { flags } = parseCommand(SERVE, argv);
   if (flags.has('help')) return print(SERVE.usage);
+  const jwtSettings = jwtSettingsFromEnv();
   const runtime = await openRuntime(config);
   const wantsDemo = flags.has('no-demo') ? false : flags.has('demo') || !config.databaseUrl;
   if (wantsDemo && (await bootstrapDemo(runtime, config))) {
@@ -37,6 +39,7 @@ export async function serveCommand(argv: string[], config: Config, print: Print)
     secrets: runtime.secrets,
     config,
     logger: { level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } },
+    jwt: jwtSettings ? createJwtVerifier(jwtSettings) : undefined,
   });
   const shutdown = async (signal: string) => {
     app.log.info({ signal }, 'shutting down');

@@ -87,6 +87,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const limiter =
     options.limiter ??
     createRateLimiter(config.redisUrl, {
+      // Long enough that a busy event loop under a burst does not turn into letting the burst through;
+      // short enough that a Redis outage costs a request at most a second.
+      timeoutMs: 1000,
       onError: (error) => app.log.warn({ err: error }, 'rate limiter unavailable; requests are let through'),
     });
   const audit = new AuditLog(db, (error) => app.log.error({ err: error }, 'audit events could not be written'));

@@ -5,6 +5,7 @@
  * docs/demo-data.md; test/seed.test.ts checks both against a seeded database.
  */
 import type { WireRecord } from '../store/records.js';
+import { DEMO_MEMBER_ACCOUNTS, demoMemberSecret } from './member-secrets.js';
 import {
   CARD_STATUS,
   DATASET_AS_OF,
@@ -615,6 +616,30 @@ ${curl(`${P2}/collateral/getCollateralDocumentTracking`, {
   CollateralDocumentLocator: collateral.documentLocator,
   CollateralDocumentTrackingLocator: collateral.documentTrackingLocator,
 })}`,
+    memberCredentialsSection(examples),
   ];
   return `${sections.join('\n\n')}\n`;
+}
+
+/** Member-level credentials of the demo accounts (src/seed/member-secrets.ts). */
+function memberCredentialsSection(examples: DemoExamples): string {
+  const accounts = Array.from({ length: DEMO_MEMBER_ACCOUNTS }, (_, i) => accountNumberOf(i + 1));
+  const first = accounts[0]!;
+  const [hold] = examples.shareTargets;
+  return `## Member credentials
+
+Staff credentials (\`AdministrativeCredentials\`, \`UserNumberCredentials\`, \`TokenCredentials\` from \`logon\`) reach
+every account. Member-level credentials reach only their own account: a share update of any other account is
+403. The first ${DEMO_MEMBER_ACCOUNTS} demo accounts have a home banking password and an audio access code:
+
+${table(
+  ['AccountNumber', 'HomeBankingPassword', 'AudioAccessCode'],
+  accounts.map((account) => [code(account), code(demoMemberSecret(account).homeBankingPassword), code(demoMemberSecret(account).audioAccessCode)]),
+)}
+
+\`\`\`sh
+curl -s http://localhost:8627${P2}/account/updateShareHoldByID \\
+  -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+  -d '{"Credentials": {"AccountNumberCredentials": {"AccountNumber": "${first}", "HomeBankingPassword": "${demoMemberSecret(first).homeBankingPassword}"}}, "AccountNumber": "${hold?.accountNumber ?? first}", "ShareId": "${hold?.shareId ?? '0000'}", "ShareHoldLocator": ${hold?.locator ?? 1}, "ShareHoldUpdatableFields": {"Reference1": "MEMBER NOTE"}}'
+\`\`\``;
 }

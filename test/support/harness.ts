@@ -5,12 +5,14 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp, LOG_REDACT } from '../../src/http/app.js';
 import { settings, SETTING, SCOPES, tokens, type Scope } from '../../src/store/access.js';
 import { dropSchema, openDatabase, type Database } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrations.js';
 import { hashPassword } from '../../src/security/passwords.js';
 import { secretsFromMaster, type Secrets } from '../../src/security/secrets.js';
+import type { AppOptions } from '../../src/http/app.js';
+import { clearPans, clearSsns, scrubLogNoise } from './sensitive.js';
 
 export const ADMIN_PASSWORD = 'test-admin-password';
 
@@ -35,12 +37,19 @@ export interface Harness {
   /** POSTs a body to a path with the token; `Credentials` default to the admin password. */
   call(path: string, body: Record<string, unknown>, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
   tokenWith(scopes: readonly Scope[]): Promise<string>;
+  /** Log lines written so far (the service's own pino output, with its redaction). */
+  logs(): readonly string[];
+  /** Closes the app and database; fails if a clear card number or SSN reached the logs. */
   close(): Promise<void>;
 }
 
 export const adminCredentials = { AdministrativeCredentials: { Password: ADMIN_PASSWORD } };
 
-export async function createHarness(backend: Backend, configOverrides: Partial<Config> = {}): Promise<Harness> {
+export async function createHarness(
+  backend: Backend,
+  configOverrides: Partial<Config> = {},
+  appOptions: Pick<AppOptions, 'jwt' | 'limiter'> = {},
+): Promise<Harness> {
   const schema = backend.url ? `test_${randomBytes(6).toString('hex')}` : undefined;
   const database = await openDatabase({ url: backend.url, schema });
   await migrate(database.db);
@@ -54,7 +63,13 @@ export async function createHarness(backend: Backend, configOverrides: Partial<C
   };
   await settings.set(database.db, SETTING.adminPasswordHash, await hashPassword(ADMIN_PASSWORD));
   const { token } = await tokens.create(database.db, 'test', SCOPES);
-  const app = await buildApp({ db: database.db, secrets, config });
+  const logLines: string[] = [];
+  const logger = {
+    level: 'info',
+    redact: { paths: LOG_REDACT, censor: '[redacted]' },
+    stream: { write: (line: string) => void logLines.push(line) },
+  };
+  const app = await buildApp({ db: database.db, secrets, config, logger, ...appOptions });
   await app.ready();
   let tokenCount = 0;
   return {
@@ -75,8 +90,12 @@ export async function createHarness(backend: Backend, configOverrides: Partial<C
       tokenCount += 1;
       return (await tokens.create(database.db, `scoped-${tokenCount}`, scopes)).token;
     },
+    logs: () => logLines,
     async close() {
       await app.close();
+      const logs = scrubLogNoise(logLines);
+      const leaked = [...clearPans(logs), ...clearSsns(logs)];
+      if (leaked.length > 0) throw new Error(`member data in clear in the logs: ${leaked.join(', ')}`);
       await database.close();
       if (backend.url && schema) await dropSchema(backend.url, schema);
     },
