@@ -42,7 +42,6 @@ const FASTIFY_CODES: Record<string, () => Problem> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
     new Problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json'),
   FST_ERR_CTP_BODY_TOO_LARGE: () => new Problem(413, 'PAYLOAD_TOO_LARGE', 'The body exceeds the size limit'),
-  FST_ERR_CTP_EMPTY_JSON_BODY: () => new Problem(400, 'MALFORMED_JSON', 'The body is empty'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
     new Problem(400, 'MALFORMED_JSON', 'The body length does not match Content-Length'),
 };

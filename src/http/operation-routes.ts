@@ -75,9 +75,11 @@ export function registerOperationRoutes(app: FastifyInstance, options: Operation
     if (!operation) return;
     request.bearer = await authenticator.authenticateBearer(request.headers.authorization);
     const { tokenName } = request.bearer;
-    const decisions = [await limiter.hit(`token:${tokenName}`, general)];
-    // A stricter budget for lookups, so a token cannot walk card or SSN space.
-    if (operation.service === 'findby') decisions.push(await limiter.hit(`findby:${tokenName}`, findBy));
+    // A stricter budget for lookups, so a token cannot walk card or SSN space; both counted at once.
+    const decisions = await Promise.all([
+      limiter.hit(`token:${tokenName}`, general),
+      ...(operation.service === 'findby' ? [limiter.hit(`findby:${tokenName}`, findBy)] : []),
+    ]);
     const refused = decisions.find((d) => !d.allowed);
     if (refused) throw rateLimited(Math.max(1, refused.retryAfterSeconds));
     reply.header('ratelimit-remaining', String(Math.min(...decisions.map((d) => d.remaining))));

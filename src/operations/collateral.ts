@@ -119,7 +119,7 @@ type CollateralBody = Readonly<Record<string, unknown>> & {
   PagingRequestContext?: PagingRequest;
 };
 
-/** Key columns of the record's parent, from the request: CollateralNumber and any parent locators. */
+/** Key columns of the record's parent (the root's own key for the root), from the request. */
 function parentKey(record: RecordDef, body: CollateralBody): Row {
   const key: Row = { collateral_number: body.CollateralNumber };
   ancestors(record)
@@ -213,15 +213,14 @@ function tokensOf(secrets: Secrets): PagingTokens {
 async function handle(name: string, record: RecordDef, kind: Kind, context: OperationContext, body: CollateralBody) {
   const { db, config } = context;
   const plan = readPlan(record, kind, body);
-  const key = record === ROOT ? { collateral_number: body.CollateralNumber } : parentKey(record, body);
-  // The key the records' own children share: the root's key for its children, else the parent key.
-  const childrenKey = record === ROOT ? key : parentKey(record, body);
+  // The parent's key; for the root, its own key. The records' children share it too.
+  const key = parentKey(record, body);
 
   if (kind.shape === 'single') {
     const fullKey = record === ROOT ? key : { ...key, [record.positionColumn!]: body[locatorField(record)] };
     const found = await recordTree.one(db, record, fullKey, plan.selection.fields);
     if (!found) throw recordNotFound(`No ${record.name} ${Object.values(fullKey).join('/')}`);
-    await attachChildLists(db, plan, childrenKey, [found], config.listMaximum);
+    await attachChildLists(db, plan, key, [found], config.listMaximum);
     return { [record.name]: finish(plan, found) };
   }
 
@@ -235,7 +234,7 @@ async function handle(name: string, record: RecordDef, kind: Kind, context: Oper
     });
     if (rows.length === 0) await requireParents(context, record, body);
     const listed = rows.slice(0, config.listMaximum);
-    await attachChildLists(db, plan, childrenKey, listed, config.listMaximum);
+    await attachChildLists(db, plan, key, listed, config.listMaximum);
     return {
       [`${record.name}List`]: {
         hasReachedMaximumListSize: rows.length > config.listMaximum,
@@ -266,7 +265,7 @@ async function handle(name: string, record: RecordDef, kind: Kind, context: Oper
   if (rows.length === 0) await requireParents(context, record, body);
   const page = rows.slice(0, size);
   const token = rows.length > size ? tokens.issue(scope, page.at(-1)![POSITION] as number) : '';
-  await attachChildLists(db, plan, childrenKey, page, config.listMaximum);
+  await attachChildLists(db, plan, key, page, config.listMaximum);
   return { [record.name]: page.map((row) => finish(plan, row)), Token: token };
 }
 

@@ -12,6 +12,9 @@ export function text(minLength: number, maxLength: number, description?: string)
 }
 
 const secret = (description: string) => text(1, 128, description);
+
+/** AccountNumber in requests and responses (DESIGN: 10 digits, zero-padded, always a JSON string). */
+export const AccountNumberSchema = Type.String({ pattern: '^[0-9]{10}$', description: 'Account number: 10 digits' });
 const digits = (min: number, max: number, description: string) =>
   Type.String({ pattern: `^[0-9]{${min},${max}}$`, description });
 
@@ -24,7 +27,7 @@ export const CREDENTIAL_SCHEMAS = {
   UserNumberCredentials: { UserNumber: Type.Integer({ minimum: 1, maximum: 9999 }), Password: secret('User password') },
   TokenCredentials: { TokenId: secret('A session token from logon') },
   AccountNumberCredentials: {
-    AccountNumber: digits(10, 10, 'Account number'),
+    AccountNumber: AccountNumberSchema,
     HomeBankingPassword: Type.Optional(secret('Home banking password')),
     AudioAccessCode: Type.Optional(secret('Audio response access code')),
   },

@@ -4,10 +4,10 @@
  */
 import { Type, type TSchema } from 'typebox';
 import { lookupQueries, type ShareMatch } from '../store/lookups.js';
-import { text } from './envelope.js';
+import { AccountNumberSchema, text } from './envelope.js';
 import { STAFF_CREDENTIALS, type Operation, type OperationContext } from './types.js';
 
-const AccountNumber = Type.String({ pattern: '^[0-9]{10}$', description: 'Account number: 10 digits' });
+const AccountNumber = AccountNumberSchema;
 const NullableAccountNumber = Type.Unsafe<string | null>({ ...AccountNumber, type: ['string', 'null'] });
 const AccountNumbers = Type.Array(AccountNumber, { description: 'Distinct account numbers, ascending' });
 const MessageId = Type.String({ description: 'The operation name' });

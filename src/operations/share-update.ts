@@ -22,6 +22,7 @@ import type { Secrets } from '../security/secrets.js';
 import { toRow, type Row, type WireRecord } from '../store/records.js';
 import { shareRecords, type ShareRecordKey } from '../store/share-records.js';
 import { protectedColumns } from '../store/schema.js';
+import { AccountNumberSchema } from './envelope.js';
 import { STAFF_AND_MEMBER_CREDENTIALS, type Operation, type OperationContext } from './types.js';
 
 /** The records of the updateShare group, in the spec's order. */
@@ -284,7 +285,6 @@ async function applyUpdate(record: RecordDef, family: Family, context: Operation
   return response(family, record, failures);
 }
 
-const AccountNumber = Type.String({ pattern: '^[0-9]{10}$', description: 'Account number: 10 digits' });
 const ShareId = Type.String({ pattern: '^[0-9A-Za-z]{1,4}$', description: 'Share id: up to 4 characters' });
 
 function updateOperation(record: RecordDef, family: Family): Operation<UpdateBody> {
@@ -299,7 +299,7 @@ function updateOperation(record: RecordDef, family: Family): Operation<UpdateBod
     accountOf: (body) => body.AccountNumber,
     writes: true,
     request: {
-      AccountNumber,
+      AccountNumber: AccountNumberSchema,
       ShareId: locator ? Type.Optional(ShareId) : ShareId,
       ...(locator ? { [locator]: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Unique within the account' }) } : {}),
       [updatableFieldsName(record, family)]: Type.Ref(updatableFieldsName(record, family)),

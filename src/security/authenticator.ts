@@ -10,7 +10,7 @@ import { forbidden, unauthenticated, validationFailed } from '../http/problems.j
 import { CREDENTIAL_SCHEMAS, type CredentialKind, type CredentialsBody } from '../operations/envelope.js';
 import { lockouts, memberSecrets, sessions, settings, SETTING, tokens, users, type Scope } from '../store/access.js';
 import type { Db } from '../store/database.js';
-import { lookupQueries, micrAccount } from '../store/lookups.js';
+import { lookupQueries } from '../store/lookups.js';
 import { looksLikeJwt, type JwtVerifier } from './jwt.js';
 import { verifyPassword } from './passwords.js';
 import type { Secrets } from './secrets.js';
@@ -55,8 +55,8 @@ export class Authenticator {
 
   constructor(
     private readonly db: Db,
-    private readonly secrets: Secrets,
-    private readonly settings: AuthenticatorSettings,
+    secrets: Secrets,
+    private readonly policy: AuthenticatorSettings,
     private readonly options: { jwt?: JwtVerifier; adminPasswordHash?: string } = {},
   ) {
     this.cacheKey = secrets.key('credential-cache');
@@ -70,7 +70,7 @@ export class Authenticator {
         return ok ? { userNumber: Number(UserNumber) } : undefined;
       },
       TokenCredentials: async ({ TokenId }) => {
-        const session = await sessions.findLive(db, String(TokenId), settings.sessionIdleSeconds);
+        const session = await sessions.findLive(db, String(TokenId), policy.sessionIdleSeconds);
         if (!session) return undefined;
         if (session.idleSeconds > SESSION_TOUCH_SECONDS) await sessions.touch(db, String(TokenId));
         return { userNumber: session.userNumber };
@@ -102,7 +102,7 @@ export class Authenticator {
         return account ? { memberAccount: account } : undefined;
       },
       MICRCredentials: async ({ MICRNumber }) => {
-        const account = await micrAccount(db, secrets, String(MICRNumber));
+        const account = await lookups.micrAccount(String(MICRNumber));
         return account ? { memberAccount: account } : undefined;
       },
       LookupCredentials: async ({ Type: lookupType, Value, HomeBankingPassword }) => {
@@ -168,7 +168,7 @@ export class Authenticator {
   private async verifyLocked(subject: string, password: string, stored: string | null | undefined): Promise<boolean> {
     if (await lockouts.isLocked(this.db, subject)) return false;
     const ok = stored ? await this.verifyCached(subject, password, stored) : false;
-    if (!ok) await lockouts.fail(this.db, subject, this.settings.lockoutThreshold, this.settings.lockoutSeconds);
+    if (!ok) await lockouts.fail(this.db, subject, this.policy.lockoutThreshold, this.policy.lockoutSeconds);
     return ok;
   }
 
@@ -178,9 +178,9 @@ export class Authenticator {
     const expiry = this.verified.get(key);
     if (expiry !== undefined && expiry > now) return true;
     if (!(await verifyPassword(password, stored))) return false;
-    if (this.settings.credentialCacheMs > 0) {
+    if (this.policy.credentialCacheMs > 0) {
       if (this.verified.size > 10_000) this.verified.clear();
-      this.verified.set(key, now + this.settings.credentialCacheMs);
+      this.verified.set(key, now + this.policy.credentialCacheMs);
     }
     return true;
   }

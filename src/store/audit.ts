@@ -86,8 +86,7 @@ export async function readAudit(
   options: { accountNumber?: string; limit?: number } = {},
 ): Promise<AuditRow[]> {
   const account = options.accountNumber
-    ? sql`and (account_numbers = ${options.accountNumber} or account_numbers like ${`%${options.accountNumber}%`}
-        or member_account = ${options.accountNumber})`
+    ? sql`and (account_numbers like ${`%${options.accountNumber}%`} or member_account = ${options.accountNumber})`
     : sql``;
   const result = await sql<AuditRow>`select to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at,
       request_id as "requestId", token_name as "tokenName", user_number as "userNumber",

@@ -53,6 +53,15 @@ export function lookupQueries(db: Db, secrets: Secrets) {
       return result.rows[0];
     },
 
+    /** The account of a MICR number (any draft): the MICRCredentials lookup. */
+    async micrAccount(micrNumber: string): Promise<string | undefined> {
+      const [account] = await accountNumbers(
+        sql<{ account_number: string }>`select account_number from micr
+          where micr_number_hmac = ${secrets.lookupHash('micr', micrNumber)} order by account_number limit 1`.execute(db),
+      );
+      return account;
+    },
+
     async lookup(lookupType: number, lookupNumber: string): Promise<ShareMatch | undefined> {
       const result = await sql<ShareMatch>`select account_number as "accountNumber", share_id as "shareId" from lookup
         where lookup_type = ${lookupType} and lookup_number = ${lookupNumber}
@@ -78,9 +87,3 @@ export function lookupQueries(db: Db, secrets: Secrets) {
   };
 }
 
-/** The account of a MICR number (any draft): the MICRCredentials lookup. */
-export async function micrAccount(db: Db, secrets: Secrets, micrNumber: string): Promise<string | undefined> {
-  const result = await sql<{ account_number: string }>`select account_number from micr
-    where micr_number_hmac = ${secrets.lookupHash('micr', micrNumber)} order by account_number limit 1`.execute(db);
-  return result.rows[0]?.account_number;
-}
