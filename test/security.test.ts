@@ -86,7 +86,7 @@ for (const backend of BACKENDS) {
     let h: Harness;
     before(async () => {
       h = await createHarness(backend, { lockoutThreshold: 3, lockoutSeconds: 2, sessionIdleSeconds: 2 });
-      await seedDatabase(h.database.db, h.secrets, { accounts: 3, seed: 627 });
+      await seedDatabase(h.database, h.secrets, { accounts: 3, seed: 627 });
       await seedMemberSecrets(h.database.db, 3);
       await users.add(h.database.db, 7, 'Teller 7', await hashPassword('teller-7'));
       await insert(h.database.db, h.secrets, 'Card', [
@@ -365,7 +365,7 @@ describe('sensitive data at rest', () => {
     test(`after seeding on ${backend.name}, no table holds a Luhn-valid card number or an SSN in clear`, async () => {
       const h = await createHarness(backend);
       try {
-        await seedDatabase(h.database.db, h.secrets, { accounts: 200, seed: 627 });
+        await seedDatabase(h.database, h.secrets, { accounts: 200, seed: 627 });
         const ssns = new Set<string>();
         for (let index = 1; index <= 200; index += 1) {
           for (const name of generateAccount(627, index).records.ShareName) ssns.add(String(name.values.Ssn));

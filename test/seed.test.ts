@@ -45,7 +45,7 @@ after(async () => {
   for (const close of closers) await close();
 });
 
-async function seededStore(accounts: number, url?: string, chunkSize?: number): Promise<SeededStore> {
+async function seededStore(accounts: number, url?: string, chunkSize?: number, workers?: number): Promise<SeededStore> {
   const schema = url ? `seed_test_${randomBytes(6).toString('hex')}` : undefined;
   const database = await openDatabase({ url, schema });
   closers.push(async () => {
@@ -53,7 +53,7 @@ async function seededStore(accounts: number, url?: string, chunkSize?: number): 
     if (url && schema) await dropSchema(url, schema);
   });
   await migrate(database.db);
-  const summary = await seedDatabase(database.db, secrets, { accounts, seed: SEED, chunkSize });
+  const summary = await seedDatabase(database, secrets, { accounts, seed: SEED, chunkSize, workers });
   return { database, summary };
 }
 
@@ -284,6 +284,36 @@ test('an account does not depend on how many accounts are seeded or on the chunk
   }
 });
 
+test('encoder worker threads write the same rows as the seeding thread', async () => {
+  const [threaded, inline] = [await seededStore(ACCOUNTS, undefined, 40, 2), await embedded()];
+  for (const record of RECORDS) {
+    assert.deepEqual(
+      await comparableRows(threaded.database.db, record),
+      await comparableRows(inline.database.db, record),
+      `table ${record.table}`,
+    );
+  }
+});
+
+test('a seed that fails part-way leaves every table as it was', async () => {
+  const accounts = 20;
+  const { database } = await seededStore(accounts);
+  const before = await Promise.all(RECORDS.map((record) => comparableRows(database.db, record)));
+  await assert.rejects(
+    seedDatabase(database, secrets, {
+      accounts: 200,
+      seed: SEED + 1,
+      chunkSize: 50,
+      onProgress: (done) => {
+        if (done >= 100) throw new Error('interrupted after two chunks');
+      },
+    }),
+    /interrupted after two chunks/,
+  );
+  const after = await Promise.all(RECORDS.map((record) => comparableRows(database.db, record)));
+  assert.deepEqual(after, before);
+});
+
 test('no card number, SSN or MICR number is stored in clear, and each can be decrypted', async () => {
   const { database } = await embedded();
   const generated = bundles(SEED, ACCOUNTS);
@@ -450,6 +480,23 @@ test('docs/demo-data.md is up to date (npm run demo-data:doc)', () => {
   const committed = readFileSync(new URL('../docs/demo-data.md', import.meta.url), 'utf8');
   assert.equal(committed, renderDemoDataDoc(demoExamples(DEFAULT_SEED, DEFAULT_DEMO_ACCOUNTS)));
 });
+
+test(
+  'on PostgreSQL the name lookups read account numbers from the index alone',
+  { skip: !postgresUrl && 'TEST_DATABASE_URL is not set' },
+  async () => {
+    const { database } = await postgres();
+    const plan = await sql<{ 'QUERY PLAN': string }>`explain (costs off)
+      select distinct account_number from share_name where upper(short_name) = upper('SMITH J')
+      order by account_number limit 1000`.execute(database.db);
+    const text = plan.rows.map((row) => row['QUERY PLAN']).join('\n');
+    const indexes = await sql<{ indexdef: string }>`select indexdef from pg_indexes
+      where schemaname = current_schema() and indexname in ('share_name_ssn_idx', 'share_name_short_name_idx')`.execute(database.db);
+    assert.equal(indexes.rows.length, 2);
+    for (const { indexdef } of indexes.rows) assert.match(indexdef, /, account_number\)$/);
+    assert.match(text, /share_name_short_name_idx/);
+  },
+);
 
 test(
   'seeding on PostgreSQL stores the same rows and answers the examples alike',

@@ -78,7 +78,7 @@ for (const backend of BACKENDS) {
     const targets = new Map<string, Target>();
     before(async () => {
       h = await createHarness(backend);
-      await seedDatabase(h.database.db, h.secrets, { accounts: 3, seed: 627 });
+      await seedDatabase(h.database, h.secrets, { accounts: 3, seed: 627 });
       for (const record of SHARE_UPDATE_RECORDS) targets.set(record.name, await firstTarget(h, record));
     });
     after(() => h.close());

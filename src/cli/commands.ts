@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { RECORDS } from '../catalog/index.js';
 import type { Config } from '../config.js';
 import { openRuntime, type Runtime } from '../runtime.js';
-import { seedDatabase, DEFAULT_SEED } from '../seed/load.js';
+import { defaultEncoderWorkers, seedDatabase, DEFAULT_SEED, PARALLEL_FROM_ACCOUNTS } from '../seed/load.js';
 import { seedMemberSecrets } from '../seed/member-secrets.js';
 import { createProgress } from '../seed/progress.js';
 import { generatePassword, hashPassword } from '../security/passwords.js';
@@ -38,13 +38,20 @@ export async function migrateCommand(argv: string[], config: Config, print: Prin
 }
 
 const SEED: CommandSpec = {
-  usage: `Usage: coregate seed --accounts N [--seed S] [--reset]
+  usage: `Usage: coregate seed --accounts N [--seed S] [--reset] [--workers W]
 
-Generates a deterministic demo dataset of N accounts (the same N and S give the same data).
+Generates a deterministic demo dataset of N accounts (the same N and S give the same data) and bulk
+loads it with COPY. Nothing is visible until the whole dataset is loaded.
   --accounts N   number of accounts (required)
   --seed S       generator seed (default ${DEFAULT_SEED})
-  --reset        delete existing records first (credentials and tokens are kept)`,
-  options: { accounts: { type: 'string' }, seed: { type: 'string' }, reset: { type: 'boolean' } },
+  --reset        delete existing records first (credentials and tokens are kept)
+  --workers W    encoder threads (default: one per core, from ${PARALLEL_FROM_ACCOUNTS} accounts)`,
+  options: {
+    accounts: { type: 'string' },
+    seed: { type: 'string' },
+    reset: { type: 'boolean' },
+    workers: { type: 'string' },
+  },
 };
 
 export async function seedCommand(argv: string[], config: Config, print: Print): Promise<void> {
@@ -54,6 +61,7 @@ export async function seedCommand(argv: string[], config: Config, print: Print):
   const accounts = integerOption(values.accounts, 'accounts', 0, SEED);
   const seed = integerOption(values.seed, 'seed', DEFAULT_SEED, SEED);
   if (accounts < 1) throw new UsageError(`--accounts must be at least 1\n\n${SEED.usage}`);
+  const workers = integerOption(values.workers, 'workers', defaultEncoderWorkers(accounts), SEED);
   await withRuntime(config, async ({ database, secrets }) => {
     const existing = await sql<{ n: number }>`select count(*) as n from account`.execute(database.db);
     if ((existing.rows[0]?.n ?? 0) > 0) {
@@ -62,7 +70,12 @@ export async function seedCommand(argv: string[], config: Config, print: Print):
     }
     const progress = createProgress('Seeding', accounts);
     const started = Date.now();
-    const summary = await seedDatabase(database.db, secrets, { accounts, seed, onProgress: (done: number) => progress.update(done) });
+    const summary = await seedDatabase(database, secrets, {
+      accounts,
+      seed,
+      workers,
+      onProgress: (done: number) => progress.update(done),
+    });
     progress.finish();
     await seedMemberSecrets(database.db, accounts);
     const seconds = (Date.now() - started) / 1000;

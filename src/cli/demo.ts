@@ -32,7 +32,7 @@ export async function bootstrapDemo(runtime: Runtime, config: Config): Promise<b
   const { db } = runtime.database;
   if (await settings.get(db, SETTING.demoSeeded)) return false;
   const progress = createProgress('Seeding demo data', DEFAULT_DEMO_ACCOUNTS);
-  await seedDatabase(db, runtime.secrets, {
+  await seedDatabase(runtime.database, runtime.secrets, {
     accounts: DEFAULT_DEMO_ACCOUNTS,
     seed: DEFAULT_SEED,
     onProgress: (done) => progress.update(done),

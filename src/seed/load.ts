@@ -1,25 +1,36 @@
 /**
- * Loads the deterministic demo dataset into a migrated database: accounts are generated in chunks and
- * each chunk is written in one transaction, so memory stays bounded however many accounts are seeded.
+ * Loads the deterministic demo dataset into a migrated database by bulk loading: accounts are
+ * generated and encoded to COPY text in chunks, by worker threads when the dataset is large, and each
+ * table's lines are streamed with COPY over several connections at once. The whole load is one
+ * transaction per connection, committed at the end: an interrupted seed leaves nothing behind.
  */
-import { recordDef } from '../catalog/index.js';
-import type { Db } from '../store/database.js';
-import { insertRows, toRow, type Row } from '../store/records.js';
+import { availableParallelism } from 'node:os';
+import { sql } from 'kysely';
+import { Worker } from 'node:worker_threads';
 import type { Secrets } from '../security/secrets.js';
-import { MAX_ACCOUNTS, SEEDED_RECORD_NAMES, generateAccount } from './generate.js';
+import type { BulkSession, Database } from '../store/database.js';
+import { SEEDED_PLANS, encodeChunk, type AccountRange, type EncodedChunk } from './encode.js';
+import type { EncoderJob } from './encoder-worker.js';
+import { MAX_ACCOUNTS } from './generate.js';
 
 /** The seed of the demo dataset (the gateway's path segment, 627). */
 export const DEFAULT_SEED = 627;
 /** How many accounts the first run of `npm start` seeds. */
 export const DEFAULT_DEMO_ACCOUNTS = 1000;
-/** Accounts per transaction: large enough to amortize round trips, small enough to bound memory. */
-export const DEFAULT_CHUNK_SIZE = 500;
+/** Accounts per chunk: about 7 MB of COPY text, large enough to amortize each COPY, small enough to bound memory. */
+export const DEFAULT_CHUNK_SIZE = 2000;
+/** Below this many accounts the seeding thread encodes alone: starting workers would cost more than it saves. */
+export const PARALLEL_FROM_ACCOUNTS = 20_000;
+/** Connections streaming COPY at once on PostgreSQL. */
+const COPY_SESSIONS = 2;
 
 export interface SeedOptions {
   readonly accounts: number;
   readonly seed: number;
   readonly chunkSize?: number;
-  /** Called after each committed chunk. */
+  /** Encoder worker threads; 0 encodes on the calling thread. Default: by dataset size and cores. */
+  readonly workers?: number;
+  /** Called after each chunk is written (it becomes visible at the end, with the others). */
   readonly onProgress?: (done: number, total: number) => void;
 }
 
@@ -31,50 +42,119 @@ export interface SeedSummary {
   readonly elapsedMs: number;
 }
 
-const SEEDED_RECORDS = SEEDED_RECORD_NAMES.map((name) => ({ name, def: recordDef(name) }));
-
-/** Accounts generated between two yields to the event loop while a chunk is built. */
-const ACCOUNTS_PER_YIELD = 50;
+/**
+ * Encoders for the chunks: one per CPU, at most 8. Encoding costs more CPU per account than PostgreSQL's
+ * COPY does, and the encoders wait while the database works, so they share the cores with it.
+ */
+export function defaultEncoderWorkers(accounts: number): number {
+  if (accounts < PARALLEL_FROM_ACCOUNTS) return 0;
+  return Math.min(8, availableParallelism());
+}
 
 /**
- * The table rows of accounts [first, last], protected fields already hashed and encrypted. Yields to
- * the event loop now and then, so that the previous chunk's statements keep flowing to the database
- * while this one is built.
+ * The worker's entry: the project runs as TypeScript through tsx, so the worker registers tsx before
+ * importing its module (a loader given on the parent's command line does not reach worker threads).
  */
-async function chunkRows(seed: number, first: number, last: number, secrets: Secrets): Promise<Row[][]> {
-  const rowsByRecord = SEEDED_RECORDS.map((): Row[] => []);
-  for (let index = first; index <= last; index += 1) {
-    if ((index - first) % ACCOUNTS_PER_YIELD === ACCOUNTS_PER_YIELD - 1) await new Promise(setImmediate);
-    const { records } = generateAccount(seed, index);
-    SEEDED_RECORDS.forEach(({ name, def }, position) => {
-      const rows = rowsByRecord[position];
-      for (const { keys, values } of records[name]) rows?.push(toRow(def, values, keys, secrets));
+const ENCODER_WORKER_BOOT = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
+  .then(({ register }) => { register(); return import(${JSON.stringify(new URL('./encoder-worker.ts', import.meta.url).href)}); });`;
+
+/** Encodes chunks on worker threads; results come back in the order jobs were given to each worker. */
+class EncoderPool {
+  private readonly workers: { worker: Worker; waiting: ((chunk: EncodedChunk | Error) => void)[] }[];
+  private next = 0;
+
+  constructor(count: number, secrets: Secrets) {
+    this.workers = Array.from({ length: count }, () => {
+      const worker = new Worker(ENCODER_WORKER_BOOT, { eval: true, workerData: secrets.master() });
+      const entry = { worker, waiting: [] as ((chunk: EncodedChunk | Error) => void)[] };
+      worker.on('message', (chunk: EncodedChunk) => entry.waiting.shift()?.(chunk));
+      worker.on('error', (error) => entry.waiting.splice(0).forEach((settle) => settle(error)));
+      return entry;
     });
   }
-  return rowsByRecord;
+
+  encode(seed: number, range: AccountRange): Promise<EncodedChunk> {
+    const entry = this.workers[this.next++ % this.workers.length];
+    if (!entry) return Promise.reject(new Error('the encoder pool has no workers'));
+    return new Promise((resolve, reject) => {
+      entry.waiting.push((chunk) => (chunk instanceof Error ? reject(chunk) : resolve(chunk)));
+      entry.worker.postMessage({ seed, range } satisfies EncoderJob);
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map(({ worker }) => worker.terminate()));
+  }
 }
 
-/** Writes one chunk in one transaction; returns the rows written per table. */
-async function writeChunk(db: Db, rowsByRecord: readonly Row[][]): Promise<Map<string, number>> {
-  const written = new Map<string, number>();
-  await db.transaction().execute(async (trx) => {
-    for (const [position, { def }] of SEEDED_RECORDS.entries()) {
-      const rows = rowsByRecord[position] ?? [];
-      if (rows.length === 0) continue;
-      await insertRows(trx, def, rows);
-      written.set(def.table, rows.length);
+/** The chunks in order, at most `lookahead` encoded ahead of the writer (bounded memory). */
+async function* encodedChunks(
+  ranges: readonly AccountRange[],
+  encode: (range: AccountRange) => Promise<EncodedChunk>,
+  lookahead: number,
+): AsyncGenerator<EncodedChunk> {
+  const pending: Promise<EncodedChunk>[] = [];
+  let next = 0;
+  while (next < ranges.length || pending.length > 0) {
+    while (next < ranges.length && pending.length < lookahead) {
+      const encoding = encode(ranges[next++] as AccountRange);
+      // Awaited in order below; a failure of a later chunk must not surface as an unhandled rejection meanwhile.
+      encoding.catch(() => undefined);
+      pending.push(encoding);
     }
-  });
-  return written;
+    yield await (pending.shift() as Promise<EncodedChunk>);
+  }
+}
+
+/** Tables for each session, balanced by the size of their text in the first chunk (largest first). */
+function assignTables(sample: EncodedChunk, sessions: number): number[][] {
+  const load = Array.from({ length: sessions }, () => 0);
+  const tables = Array.from({ length: sessions }, (): number[] => []);
+  const bySize = SEEDED_PLANS.map((_, position) => position).sort(
+    (a, b) => (sample.texts[b]?.length ?? 0) - (sample.texts[a]?.length ?? 0),
+  );
+  for (const position of bySize) {
+    const lightest = load.indexOf(Math.min(...load));
+    tables[lightest]?.push(position);
+    load[lightest] = (load[lightest] ?? 0) + (sample.texts[position]?.length ?? 0);
+  }
+  return tables;
 }
 
 /**
- * Seeds accounts 1..`accounts` of dataset `seed`. Expects migrated, empty tables. Each chunk commits
- * as a whole, so an interrupted run leaves whole accounts only; the next chunk is generated while the
- * previous one is being written.
- * @example await seedDatabase(db, secrets, { accounts: DEFAULT_DEMO_ACCOUNTS, seed: DEFAULT_SEED })
+ * Empties each session's tables in its own transaction, which lets COPY write the rows frozen: visible
+ * to all and marked so in the visibility map, so index-only scans work at once and no vacuum pass follows.
  */
-export async function seedDatabase(db: Db, secrets: Secrets, options: SeedOptions): Promise<SeedSummary> {
+async function claimTables(sessions: readonly BulkSession[], tables: readonly number[][]): Promise<void> {
+  await Promise.all(
+    sessions.map(async (session, s) => {
+      const names = (tables[s] ?? []).map((position) => SEEDED_PLANS[position]?.table);
+      if (names.length > 0) await session.execute(`truncate ${names.join(', ')}`);
+    }),
+  );
+}
+
+/** Writes one chunk's tables on their sessions; each session writes its chunks in order. */
+function writeChunk(chunk: EncodedChunk, sessions: readonly BulkSession[], tables: readonly number[][], tails: Promise<void>[]) {
+  const parts = sessions.map((session, s) => {
+    const tail = (tails[s] ?? Promise.resolve()).then(async () => {
+      for (const position of tables[s] ?? []) {
+        const plan = SEEDED_PLANS[position];
+        const text = chunk.texts[position];
+        if (plan && text) await session.copy(plan.table, plan.columns, text, true);
+      }
+    });
+    tails[s] = tail;
+    return tail;
+  });
+  return Promise.all(parts).then(() => undefined);
+}
+
+/**
+ * Seeds accounts 1..`accounts` of dataset `seed`, replacing whatever the seeded tables held.
+ * @example await seedDatabase(database, secrets, { accounts: DEFAULT_DEMO_ACCOUNTS, seed: DEFAULT_SEED })
+ */
+export async function seedDatabase(database: Database, secrets: Secrets, options: SeedOptions): Promise<SeedSummary> {
   const { accounts, seed, chunkSize = DEFAULT_CHUNK_SIZE, onProgress } = options;
   if (!Number.isInteger(accounts) || accounts < 0 || accounts > MAX_ACCOUNTS) {
     throw new Error(`accounts must be an integer from 0 to ${MAX_ACCOUNTS}, got ${accounts}`);
@@ -83,20 +163,46 @@ export async function seedDatabase(db: Db, secrets: Secrets, options: SeedOption
     throw new Error(`chunkSize must be a positive integer, got ${chunkSize}`);
   }
   const started = performance.now();
-  const rowCounts: Record<string, number> = Object.fromEntries(SEEDED_RECORDS.map(({ def }) => [def.table, 0]));
-
-  let writing: Promise<void> = Promise.resolve();
+  const ranges: AccountRange[] = [];
   for (let first = 1; first <= accounts; first += chunkSize) {
-    const last = Math.min(accounts, first + chunkSize - 1);
-    const rowsByRecord = await chunkRows(seed, first, last, secrets);
-    await writing;
-    writing = writeChunk(db, rowsByRecord).then((written) => {
-      for (const [table, count] of written) rowCounts[table] = (rowCounts[table] ?? 0) + count;
-      onProgress?.(last, accounts);
-    });
-    // Handled here and rethrown by the next await: a failed write must not surface as an unhandled rejection.
-    writing.catch(() => undefined);
+    ranges.push({ first, last: Math.min(accounts, first + chunkSize - 1) });
   }
-  await writing;
-  return { seed, accounts, rows: rowCounts, elapsedMs: Math.round(performance.now() - started) };
+  const workers = options.workers ?? defaultEncoderWorkers(accounts);
+  const pool = workers > 0 ? new EncoderPool(workers, secrets) : undefined;
+  const encode = pool
+    ? (range: AccountRange) => pool.encode(seed, range)
+    : async (range: AccountRange) => {
+        await new Promise(setImmediate); // let the previous chunk's COPY stream out meanwhile
+        return encodeChunk(seed, range, secrets);
+      };
+  const rows = SEEDED_PLANS.map(() => 0);
+  try {
+    await database.bulkLoad(COPY_SESSIONS, async (sessions) => {
+      const tails: Promise<void>[] = sessions.map(() => Promise.resolve());
+      let tables: number[][] | undefined;
+      let written: Promise<void> = Promise.resolve();
+      for await (const chunk of encodedChunks(ranges, encode, Math.max(2, workers * 2))) {
+        if (!tables) {
+          tables = assignTables(chunk, sessions.length);
+          await claimTables(sessions, tables);
+        }
+        chunk.rows.forEach((count, position) => (rows[position] = (rows[position] ?? 0) + count));
+        // One chunk in flight while the next is encoded; both awaits rethrow a failed COPY.
+        await written;
+        written = writeChunk(chunk, sessions, tables, tails).then(() => onProgress?.(chunk.last, accounts));
+        written.catch(() => undefined);
+      }
+      await written;
+    });
+  } finally {
+    await pool?.close();
+  }
+  // Fresh statistics, so that the planner knows the tables' sizes from the first query on.
+  await sql.raw(`analyze ${SEEDED_PLANS.map((plan) => plan.table).join(', ')}`).execute(database.db);
+  return {
+    seed,
+    accounts,
+    rows: Object.fromEntries(SEEDED_PLANS.map((plan, position) => [plan.table, rows[position] ?? 0])),
+    elapsedMs: Math.round(performance.now() - started),
+  };
 }

@@ -36,7 +36,7 @@ export function formatDuration(seconds: number): string {
 /**
  * @example
  * const progress = createProgress('Seeding accounts', 20_000);
- * await seedDatabase(db, secrets, { accounts: 20_000, seed, onProgress: (done) => progress.update(done) });
+ * await seedDatabase(database, secrets, { accounts: 20_000, seed, onProgress: (done) => progress.update(done) });
  * progress.finish();
  */
 export function createProgress(

@@ -109,14 +109,29 @@ export class Random {
   }
 }
 
+// Generation turns dates to day numbers and back millions of times over a range of a few decades, so both
+// directions are memoized: the maps stay bounded by the number of distinct days the dataset uses.
+const dayNumbers = new Map<string, number>();
+const dayTexts = new Map<number, string>();
+
 /** Days since 1970-01-01 of a YYYY-MM-DD date. */
 export function dayNumber(isoDate: string): number {
-  return Math.floor(Date.parse(`${isoDate}T00:00:00Z`) / DAY_MS);
+  let day = dayNumbers.get(isoDate);
+  if (day === undefined) {
+    day = Math.floor(Date.parse(`${isoDate}T00:00:00Z`) / DAY_MS);
+    dayNumbers.set(isoDate, day);
+  }
+  return day;
 }
 
 /** The YYYY-MM-DD date of a day number. */
 export function formatDay(day: number): string {
-  return new Date(day * DAY_MS).toISOString().slice(0, 10);
+  let text = dayTexts.get(day);
+  if (text === undefined) {
+    text = new Date(day * DAY_MS).toISOString().slice(0, 10);
+    dayTexts.set(day, text);
+  }
+  return text;
 }
 
 /** A date moved by whole days. @example addDays('2024-02-28', 2) // '2024-03-01' */
@@ -126,11 +141,13 @@ export function addDays(isoDate: string, days: number): string {
 
 /** A date moved by whole months, clamped to the month's last day. @example addMonths('2024-01-31', 1) // '2024-02-29' */
 export function addMonths(isoDate: string, months: number): string {
-  const [year = 1970, month = 1, day = 1] = isoDate.split('-').map(Number);
-  const first = new Date(Date.UTC(year, month - 1 + months, 1));
-  const lastDay = new Date(Date.UTC(first.getUTCFullYear(), first.getUTCMonth() + 1, 0)).getUTCDate();
-  first.setUTCDate(Math.min(day, lastDay));
-  return first.toISOString().slice(0, 10);
+  const year = Number(isoDate.slice(0, 4));
+  const monthIndex = year * 12 + Number(isoDate.slice(5, 7)) - 1 + months;
+  const targetYear = Math.floor(monthIndex / 12);
+  const targetMonth = monthIndex - targetYear * 12 + 1;
+  const lastDay = new Date(Date.UTC(targetYear, targetMonth, 0)).getUTCDate();
+  const day = Math.min(Number(isoDate.slice(8, 10)), lastDay);
+  return `${targetYear}-${String(targetMonth).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
 }
 
 /** The earlier of two YYYY-MM-DD dates. */

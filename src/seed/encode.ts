@@ -1,0 +1,37 @@
+/**
+ * Turns ranges of generated accounts into COPY text, one string per seeded table. Shared by the seeding
+ * thread (small datasets) and the encoder worker threads (large ones), so both write identical data.
+ */
+import { recordDef } from '../catalog/index.js';
+import type { Secrets } from '../security/secrets.js';
+import { copyPlan } from '../store/bulk-load.js';
+import { SEEDED_RECORD_NAMES, generateAccount } from './generate.js';
+
+/** The COPY plans of the seeded record types, in `SEEDED_RECORD_NAMES` order. */
+export const SEEDED_PLANS = SEEDED_RECORD_NAMES.map((name) => copyPlan(recordDef(name)));
+
+/** Accounts [first, last] of one dataset. */
+export interface AccountRange {
+  readonly first: number;
+  readonly last: number;
+}
+
+/** A range of accounts as COPY text per seeded table (`SEEDED_PLANS` order), with its row counts. */
+export interface EncodedChunk extends AccountRange {
+  readonly texts: readonly string[];
+  readonly rows: readonly number[];
+}
+
+/** @example encodeChunk(627, { first: 1, last: 2000 }, secrets).texts[0] // the account table's lines */
+export function encodeChunk(seed: number, { first, last }: AccountRange, secrets: Secrets): EncodedChunk {
+  const lines = SEEDED_PLANS.map((): string[] => []);
+  for (let index = first; index <= last; index += 1) {
+    const { records } = generateAccount(seed, index);
+    SEEDED_RECORD_NAMES.forEach((name, position) => {
+      const plan = SEEDED_PLANS[position];
+      if (!plan) return;
+      for (const { keys, values } of records[name]) lines[position]?.push(plan.line(values, keys, secrets));
+    });
+  }
+  return { first, last, texts: lines.map((table) => table.join('')), rows: lines.map((table) => table.length) };
+}
