@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
 
 const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
 
@@ -18,18 +19,20 @@ interface Started {
   readonly baseUrl: string;
 }
 
-function start(dataDir: string): Promise<Started> {
-  const child = spawn(process.execPath, [...CLI, 'serve'], {
-    env: { ...process.env, COREGATE_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '' },
+/** Starts `coregate serve` and resolves once its output matches `ready` (by default: the demo banner). */
+function start(dataDir: string, options: { args?: string[]; env?: NodeJS.ProcessEnv; ready?: RegExp } = {}): Promise<Started> {
+  const child = spawn(process.execPath, [...CLI, 'serve', ...(options.args ?? [])], {
+    env: { ...process.env, COREGATE_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const ready = options.ready ?? /Try it:\n.*\n/;
   let output = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no banner within 120 s:\n${output}`)), 120_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /serving the Core Account Records API at (http:\/\/[^ ]+)/.exec(output);
-      if (match && /Try it:\n.*\n/.test(output)) {
+      if (match && ready.test(output)) {
         clearTimeout(timer);
         resolve({ child, output, baseUrl: match[1]! });
       }
@@ -109,6 +112,55 @@ describe('quickstart: coregate serve on a fresh data directory', () => {
       await stop(second.child);
     }
   });
+});
+
+describe('coregate serve --workers', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'coregate-workers-'));
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  const database = `coregate_workers_${process.pid}`;
+  const databaseUrl = adminUrl ? Object.assign(new URL(adminUrl), { pathname: `/${database}` }).href : '';
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  before(async () => {
+    if (adminUrl) await admin(`create database ${database}`);
+  });
+  after(async () => {
+    if (adminUrl) await admin(`drop database if exists ${database} with (force)`);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('is refused on the embedded database, which belongs to one process', () => {
+    const refused = cli(dataDir, 'serve', '--workers', '2');
+    assert.equal(refused.status, 2);
+    assert.match(refused.stderr, /--workers needs DATABASE_URL/);
+  });
+
+  test(
+    'runs N processes on one port on PostgreSQL, and stops them all on SIGTERM',
+    { skip: !adminUrl && 'TEST_DATABASE_URL is not set' },
+    async () => {
+      const served = await start(dataDir, {
+        args: ['--workers', '2'],
+        env: { DATABASE_URL: databaseUrl },
+        ready: /2 worker processes/,
+      });
+      const workers = spawnSync('ps', ['-o', 'pid=', '--ppid', String(served.child.pid)], { encoding: 'utf8' })
+        .stdout.trim()
+        .split(/\s+/)
+        .filter(Boolean);
+      assert.equal(workers.length, 2, 'two worker processes');
+      for (let i = 0; i < 10; i += 1) assert.equal((await fetch(`${served.baseUrl}/ready`)).status, 200);
+      assert.equal(await stop(served.child), 0);
+      for (const pid of workers) assert.throws(() => process.kill(Number(pid), 0), 'the worker has exited');
+    },
+  );
 });
 
 describe('coregate token and user commands', () => {
