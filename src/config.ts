@@ -23,6 +23,8 @@ export interface Config {
   readonly defaultPageSize: number;
   /** Milliseconds a successful password verification is remembered (DESIGN: not a scrypt per request). */
   readonly credentialCacheMs: number;
+  /** Milliseconds a verified API token is remembered: a revocation takes effect within this time. */
+  readonly tokenCacheMs: number;
   /** Password failures in a row that lock a user number or member credential, and for how long. */
   readonly lockoutThreshold: number;
   readonly lockoutSeconds: number;
@@ -73,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pageMaximum: integer(env, 'COREGATE_PAGE_MAXIMUM', 1000, 1, 100_000),
     defaultPageSize: integer(env, 'COREGATE_DEFAULT_PAGE_SIZE', 100, 1, 100_000),
     credentialCacheMs: integer(env, 'COREGATE_CREDENTIAL_CACHE_MS', 60_000, 0, 3_600_000),
+    tokenCacheMs: integer(env, 'COREGATE_TOKEN_CACHE_MS', 5_000, 0, 300_000),
     lockoutThreshold: integer(env, 'COREGATE_LOCKOUT_THRESHOLD', 5, 1, 1000),
     lockoutSeconds: integer(env, 'COREGATE_LOCKOUT_SECONDS', 900, 1, 86_400 * 30),
     sessionIdleSeconds: integer(env, 'COREGATE_SESSION_IDLE_SECONDS', 900, 1, 86_400),

@@ -14,6 +14,7 @@ import { adminCredentials, BACKENDS, createHarness, type Harness } from './suppo
 
 const FIND_BY_CARD = '/gw/627/persistent/findby/findByActiveCard';
 const CARD = { CardNumber: '4000000000000002' };
+const TOKEN_CACHE_MS = 300;
 
 function assertProblem(response: { statusCode: number; headers: Record<string, unknown>; json(): unknown }, status: number, code: string) {
   assert.equal(response.statusCode, status);
@@ -25,7 +26,7 @@ for (const backend of BACKENDS) {
   describe(`authentication on ${backend.name}`, () => {
     let h: Harness;
     before(async () => {
-      h = await createHarness(backend);
+      h = await createHarness(backend, { tokenCacheMs: TOKEN_CACHE_MS });
       await users.add(h.database.db, 42, 'Teller 42', await hashPassword('teller-pass'));
     });
     after(() => h.close());
@@ -46,6 +47,16 @@ for (const backend of BACKENDS) {
       for (const authorization of [`Bearer cg_unknown`, `Basic ${h.token}`, 'Bearer', `Bearer ${revoked}`, `Bearer ${expired}`]) {
         assertProblem(await post({ authorization }, { Credentials: adminCredentials, ...CARD }), 401, 'UNAUTHENTICATED');
       }
+    });
+
+    test('a token revoked while in use stops working once the token cache expires, not before', async () => {
+      const { token } = await tokens.create(h.database.db, 'revoked-in-use', ['findby']);
+      const lookUp = () => post({ authorization: `Bearer ${token}` }, { Credentials: adminCredentials, ...CARD });
+      assert.equal((await lookUp()).statusCode, 200);
+      await tokens.revoke(h.database.db, 'revoked-in-use');
+      assert.equal((await lookUp()).statusCode, 200, 'remembered for COREGATE_TOKEN_CACHE_MS');
+      await new Promise((resolve) => setTimeout(resolve, TOKEN_CACHE_MS + 50));
+      assertProblem(await lookUp(), 401, 'UNAUTHENTICATED');
     });
 
     test('a token without the operation scope is 403', async () => {

@@ -368,8 +368,9 @@ export const RECORDS: readonly RecordDef[] = [
     indexes: [{ name: 'lookup_type_number', on: ['lookup_type', 'lookup_number'] }],
   }),
   shareChild('ShareName', 'share_name', nameFields(), [
-    { name: 'share_name_ssn', on: ['ssn_hmac'] },
-    { name: 'share_name_short_name', on: ['upper(short_name)'] },
+    // Covering: findBySSN and findByShortName read distinct account numbers in order from the index alone.
+    { name: 'share_name_ssn', on: ['ssn_hmac', 'account_number'] },
+    { name: 'share_name_short_name', on: ['upper(short_name)', 'account_number'] },
   ]),
 
   // ---- Shares and their sub-records ----

@@ -8,7 +8,7 @@ import { Type, type TSchema } from 'typebox';
 import type { Config } from '../config.js';
 import { forbidden, unauthenticated, validationFailed } from '../http/problems.js';
 import { CREDENTIAL_SCHEMAS, type CredentialKind, type CredentialsBody } from '../operations/envelope.js';
-import { lockouts, memberSecrets, sessions, settings, SETTING, tokens, users, type Scope } from '../store/access.js';
+import { hashToken, lockouts, memberSecrets, sessions, settings, SETTING, tokens, users, type Scope } from '../store/access.js';
 import type { Db } from '../store/database.js';
 import { lookupQueries } from '../store/lookups.js';
 import { looksLikeJwt, type JwtVerifier } from './jwt.js';
@@ -30,7 +30,7 @@ export interface CredentialIdentity {
 
 export type AuthenticatorSettings = Pick<
   Config,
-  'credentialCacheMs' | 'lockoutThreshold' | 'lockoutSeconds' | 'sessionIdleSeconds'
+  'credentialCacheMs' | 'tokenCacheMs' | 'lockoutThreshold' | 'lockoutSeconds' | 'sessionIdleSeconds'
 >;
 
 /** What one verified credential object says about the caller. */
@@ -43,6 +43,8 @@ type Fields = Record<string, unknown>;
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/;
 const ADMIN_HASH_TTL_MS = 5_000;
+/** Live API tokens remembered at most; the oldest is forgotten first. */
+const TOKEN_CACHE_ENTRIES = 10_000;
 /** A session's last use is written at most this often, not on every call. */
 const SESSION_TOUCH_SECONDS = 30;
 
@@ -51,6 +53,8 @@ export class Authenticator {
   private readonly verified = new Map<string, number>();
   private readonly cacheKey: Buffer;
   private adminHash: { value: string | undefined; readAt: number } | undefined;
+  /** Token hash → identity and when to look it up again: one database read per token per `tokenCacheMs`, not per call. */
+  private readonly liveTokens = new Map<string, { identity: BearerIdentity; until: number }>();
   private readonly verifiers: Record<CredentialKind, (fields: Fields) => Promise<Verified | undefined>>;
 
   constructor(
@@ -126,9 +130,25 @@ export class Authenticator {
       if (!identity) throw unauthenticated('The bearer token is not valid');
       return identity;
     }
+    return this.liveToken(bearer);
+  }
+
+  /** A live API token's identity, remembered for `tokenCacheMs` (never past the token's expiry); unknown ones are not. */
+  private async liveToken(bearer: string): Promise<BearerIdentity> {
+    const key = hashToken(bearer).toString('base64');
+    const now = Date.now();
+    const cached = this.liveTokens.get(key);
+    if (cached && cached.until > now) return cached.identity;
+    this.liveTokens.delete(key);
     const token = await tokens.findActive(this.db, bearer);
     if (!token) throw unauthenticated('The bearer token is not valid');
-    return { tokenName: token.name, scopes: token.scopes };
+    const identity: BearerIdentity = { tokenName: token.name, scopes: token.scopes };
+    if (this.policy.tokenCacheMs > 0) {
+      const expires = token.expiresAt ? new Date(token.expiresAt).getTime() || now : Infinity;
+      if (this.liveTokens.size >= TOKEN_CACHE_ENTRIES) this.liveTokens.delete(this.liveTokens.keys().next().value as string);
+      this.liveTokens.set(key, { identity, until: Math.min(now + this.policy.tokenCacheMs, expires) });
+    }
+    return identity;
   }
 
   /**

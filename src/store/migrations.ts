@@ -4,7 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { schemaDdl } from './schema.js';
+import { recordDef } from '../catalog/index.js';
+import { recordIndexDdl, schemaDdl } from './schema.js';
 
 export interface Migration {
   readonly id: string;
@@ -15,7 +16,20 @@ export interface Migration {
  * 0001 creates the schema as the catalog defines it. Once released, a catalog change that alters a
  * table ships as a new migration; `schema.sql` (checked by a test) shows the change in review.
  */
-export const MIGRATIONS: readonly Migration[] = [{ id: '0001_catalog', statements: schemaDdl }];
+export const MIGRATIONS: readonly Migration[] = [
+  { id: '0001_catalog', statements: schemaDdl },
+  { id: '0002_covering_name_indexes', statements: () => rebuildIndexes('ShareName', ['share_name_ssn_idx', 'share_name_short_name_idx']) },
+];
+
+/** Drops indexes and creates them as the catalog now defines them (on a new database: the same again, on empty tables). */
+function rebuildIndexes(recordName: string, names: readonly string[]): string[] {
+  const ddl = recordIndexDdl(recordDef(recordName));
+  return names.flatMap((name) => {
+    const create = ddl.get(name);
+    if (!create) throw new Error(`the catalog has no index ${name} on ${recordName}`);
+    return [`drop index if exists ${name}`, create];
+  });
+}
 
 const MIGRATION_LOCK = 627_0001;
 
