@@ -1,0 +1,111 @@
+/**
+ * One measurement: a scenario on a target. The target must first answer a few requests of every
+ * operation in the scenario correctly; a scenario that fails this check is reported as failed with
+ * the answer, never as numbers of error responses.
+ */
+import { measure, post, type LoadResult } from './load.js';
+import type { TargetId } from './options.js';
+import { schedule, type Operation, type Scenario } from './scenarios.js';
+import type { Target } from './targets.js';
+
+/** Requests per operation checked before a measurement. */
+const CHECKED_REQUESTS = 10;
+/** Characters of a wrong answer shown. */
+const SHOWN_ANSWER = 400;
+
+export interface MeasurementSettings {
+  readonly seconds: number;
+  readonly connections: number;
+}
+
+interface MeasurementBase {
+  readonly scenario: string;
+  readonly target: TargetId;
+  readonly label: string;
+}
+
+export type Measurement =
+  | (MeasurementBase & {
+      readonly ok: true;
+      readonly result: LoadResult;
+      /** Median body size of the checked answers, per operation. */
+      readonly answerBytes: Readonly<Record<string, number>>;
+    })
+  | (MeasurementBase & { readonly ok: false; readonly reason: string });
+
+interface Route {
+  readonly operation: Operation;
+  readonly path: string;
+}
+
+/** Where each operation of the scenario goes on the target, or why it cannot be measured. */
+function routes(target: Target, scenario: Scenario): Map<string, Route> | string {
+  const found = new Map<string, Route>();
+  for (const { operation: name } of scenario.parts) {
+    const operation = target.operations.get(name);
+    if (!operation) return `no requests for ${name}`;
+    if (operation.unavailable) return `${name}: ${operation.unavailable}`;
+    const path = target.path(operation);
+    if (typeof path !== 'string') return path.unavailable;
+    found.set(name, { operation, path });
+  }
+  return found;
+}
+
+/** A request body as shown in a failure, its credentials left out. */
+function shown(body: string): string {
+  return JSON.stringify({ ...(JSON.parse(body) as object), Credentials: '(left out)' });
+}
+
+const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+/** Sends a few requests of every operation; returns the median answer sizes, or what went wrong. */
+async function check(target: Target, routed: ReadonlyMap<string, Route>): Promise<Record<string, number> | string> {
+  const sizes: Record<string, number> = {};
+  for (const [name, { operation, path }] of routed) {
+    const bytes: number[] = [];
+    for (let n = 0; n < CHECKED_REQUESTS; n += 1) {
+      const request = operation.next();
+      const answer = await post(target.server.url, path, target.headers, request.body).catch(
+        (error: Error) => `${error.message} (${String(error.cause ?? 'no cause')})`,
+      );
+      if (typeof answer === 'string') {
+        return `${name}: no answer: ${answer}\n  last output of ${target.server.name}:\n${target.server.tail()}`;
+      }
+      const wrong = target.judge(operation, request, answer);
+      if (wrong) {
+        return `${name}: ${wrong}\n  request: ${shown(request.body)}\n  answer:  ${answer.text.slice(0, SHOWN_ANSWER)}`;
+      }
+      bytes.push(answer.bytes);
+    }
+    sizes[name] = median(bytes);
+  }
+  return sizes;
+}
+
+/** Checks the target's answers to the scenario, then warms it up and measures it. */
+export async function measureScenario(
+  target: Target,
+  scenario: Scenario,
+  settings: MeasurementSettings,
+): Promise<Measurement> {
+  const base = { scenario: scenario.name, target: target.id, label: target.label };
+  const routed = routes(target, scenario);
+  if (typeof routed === 'string') return { ...base, ok: false, reason: routed };
+  const answerBytes = await check(target, routed);
+  if (typeof answerBytes === 'string') return { ...base, ok: false, reason: answerBytes };
+  const order = schedule(scenario).map((name) => routed.get(name)!);
+  let position = 0;
+  const result = await measure({
+    url: target.server.url,
+    headers: target.headers,
+    connections: settings.connections,
+    seconds: settings.seconds,
+    pid: target.server.pid,
+    next: () => {
+      const { operation, path } = order[position++ % order.length]!;
+      return { path, body: operation.next().body };
+    },
+  });
+  return { ...base, ok: true, result, answerBytes };
+}

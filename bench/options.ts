@@ -1,0 +1,103 @@
+/**
+ * The benchmark's command-line options (`npm run bench -- --help`).
+ */
+import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
+import { DEFAULT_SEED } from '../src/seed/load.js';
+
+/** The servers a scenario is measured against. */
+export const TARGETS = ['pg', 'pglite', 'prism', 'ceiling'] as const;
+export type TargetId = (typeof TARGETS)[number];
+
+/** The `--only` word that selects the scale checks. */
+export const SCALE_CHECKS = 'scale';
+
+export interface BenchOptions {
+  readonly accounts: number;
+  readonly seed: number;
+  /** Seconds of each measurement. */
+  readonly duration: number;
+  readonly connections: number;
+  /** coregate processes serving PostgreSQL. */
+  readonly workers: number;
+  /** Lower-case words of `--only`; empty means everything. */
+  readonly only: readonly string[];
+  readonly skipPglite: boolean;
+  readonly skipPrism: boolean;
+  readonly reuse: boolean;
+  /** Admin connection; the bench creates its own databases beside the one it names. */
+  readonly databaseUrl: string;
+}
+
+export const USAGE = `Usage: npm run bench -- [options]
+
+Seeds PostgreSQL and PGlite datasets, starts coregate (PostgreSQL and PGlite), Prism on coregate's
+OpenAPI document and a bare Fastify ceiling server, measures every scenario with autocannon, checks
+that lookups and paging scale, prints a table and writes bench/results/<timestamp>.json.
+
+  --accounts N        accounts in the PostgreSQL dataset (default 100000; PGlite gets at most 100000)
+  --seed S            generator seed (default ${DEFAULT_SEED})
+  --duration S        seconds per measurement (default 10), after a 1-2 s warm-up
+  --connections C     concurrent connections (default 64)
+  --workers W         coregate processes on PostgreSQL (default: available parallelism)
+  --only a,b          only these targets (${TARGETS.join(', ')}), scenarios (name or name prefix,
+                      e.g. findBy, mix) and/or "${SCALE_CHECKS}" for the scale checks
+  --skip-pglite       do not seed or measure PGlite
+  --skip-prism        do not measure Prism
+  --reuse             reuse datasets already seeded with the same accounts and seed
+  --database-url URL  admin connection to PostgreSQL (default postgres://postgres@127.0.0.1:5432/test);
+                      the bench creates and uses databases coregate_bench_<accounts> beside it
+  --help              this text`;
+
+export class UsageError extends Error {}
+
+function positiveInteger(raw: string | undefined, name: string, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^[0-9]+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) {
+    throw new UsageError(`--${name} must be a positive integer, got "${raw}"`);
+  }
+  return value;
+}
+
+/** Parses argv; returns undefined when --help was asked for. Throws UsageError on a bad option. */
+export function parseOptions(argv: readonly string[]): BenchOptions | undefined {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      options: {
+        accounts: { type: 'string' },
+        seed: { type: 'string' },
+        duration: { type: 'string' },
+        connections: { type: 'string' },
+        workers: { type: 'string' },
+        only: { type: 'string' },
+        'skip-pglite': { type: 'boolean' },
+        'skip-prism': { type: 'boolean' },
+        reuse: { type: 'boolean' },
+        'database-url': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (values.help) return undefined;
+  return {
+    accounts: positiveInteger(values.accounts, 'accounts', 100_000),
+    seed: positiveInteger(values.seed, 'seed', DEFAULT_SEED),
+    duration: positiveInteger(values.duration, 'duration', 10),
+    connections: positiveInteger(values.connections, 'connections', 64),
+    workers: positiveInteger(values.workers, 'workers', availableParallelism()),
+    only: (values.only ?? '')
+      .split(',')
+      .map((word) => word.trim().toLowerCase())
+      .filter(Boolean),
+    skipPglite: values['skip-pglite'] ?? false,
+    skipPrism: values['skip-prism'] ?? false,
+    reuse: values.reuse ?? false,
+    databaseUrl: values['database-url'] ?? 'postgres://postgres@127.0.0.1:5432/test',
+  };
+}

@@ -1,0 +1,288 @@
+/**
+ * `npm run bench`: seeds the datasets, starts coregate on PostgreSQL and on PGlite, Prism and the
+ * Fastify ceiling, measures every scenario on every target, runs the scale checks, prints the results
+ * and writes them to bench/results/<timestamp>.json. `npm run bench -- --help` lists the options.
+ */
+import {
+  createCredentials,
+  postgresVersion,
+  preparePglite,
+  preparePostgres,
+  PGLITE_MAX_ACCOUNTS,
+  type Credentials,
+  type Dataset,
+} from './datasets.js';
+import { warmUpSeconds } from './load.js';
+import { measureScenario, type Measurement, type MeasurementSettings } from './measure.js';
+import { parseOptions, SCALE_CHECKS, TARGETS, USAGE, UsageError, type BenchOptions, type TargetId } from './options.js';
+import { machineFacts, resultsTable, scaleCheckLines, writeResults } from './report.js';
+import { lookupScaleCheck, pagingScaleCheck, SCALE_MEASUREMENTS, SMALL_ACCOUNTS, type ScaleCheck } from './scale.js';
+import { SCENARIOS, type Scenario } from './scenarios.js';
+import { installCleanup, stopAllChildren } from './servers.js';
+import {
+  ceilingTarget,
+  coregateTarget,
+  prismTarget,
+  startCeiling,
+  startCoregate,
+  startPrism,
+  type Target,
+} from './targets.js';
+
+interface Selection {
+  readonly targets: readonly TargetId[];
+  readonly scenarios: readonly Scenario[];
+  readonly scaleChecks: boolean;
+}
+
+/** What `--only`, `--skip-pglite` and `--skip-prism` leave to run. */
+function select(options: BenchOptions): Selection {
+  const targetWords = options.only.filter((word): word is TargetId => (TARGETS as readonly string[]).includes(word));
+  const otherWords = options.only.filter((word) => !targetWords.includes(word as TargetId) && word !== SCALE_CHECKS);
+  const matching = (word: string) => SCENARIOS.filter((scenario) => scenario.name.toLowerCase().startsWith(word));
+  const unknown = otherWords.filter((word) => matching(word).length === 0);
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `--only: no target or scenario ${unknown.join(', ')}; scenarios are ${SCENARIOS.map((s) => s.name).join(', ')}`,
+    );
+  }
+  const narrowsWork = otherWords.length > 0 || options.only.includes(SCALE_CHECKS);
+  const targets = (targetWords.length > 0 ? targetWords : TARGETS).filter(
+    (id) => !(id === 'pglite' && options.skipPglite) && !(id === 'prism' && options.skipPrism),
+  );
+  const scenarios = narrowsWork
+    ? SCENARIOS.filter((scenario) => otherWords.some((word) => matching(word).includes(scenario)))
+    : SCENARIOS;
+  return {
+    // Without scenarios only the scale checks run, and they need PostgreSQL alone.
+    targets: TARGETS.filter((id) => targets.includes(id) && (scenarios.length > 0 || id === 'pg')),
+    scenarios,
+    scaleChecks: (!narrowsWork || options.only.includes(SCALE_CHECKS)) && targets.includes('pg'),
+  };
+}
+
+interface Prepared {
+  readonly dataset: Dataset;
+  readonly credentials: Credentials;
+}
+
+async function prepare(dataset: Promise<Dataset>): Promise<Prepared> {
+  const ready = await dataset;
+  const seeding = ready.reused ? 'reused' : `seeded at ${ready.seeding.accountsPerSecond} accounts/s`;
+  console.log(`Dataset ${ready.name}: ${ready.accounts} accounts, ${seeding}`);
+  return { dataset: ready, credentials: await createCredentials(ready) };
+}
+
+interface Datasets {
+  readonly postgres?: Prepared;
+  readonly pglite?: Prepared;
+  /** The 10,000-account PostgreSQL dataset of the lookup scale check. */
+  readonly small?: Prepared;
+}
+
+/** Seeds (or reuses) the datasets the selection needs, one after the other. */
+async function prepareDatasets(options: BenchOptions, selection: Selection, notes: string[]): Promise<Datasets> {
+  const { accounts, seed, reuse, databaseUrl } = options;
+  const postgres = selection.targets.includes('pg')
+    ? await prepare(preparePostgres(databaseUrl, accounts, seed, reuse))
+    : undefined;
+  const pglite = selection.targets.includes('pglite') ? await prepare(preparePglite(accounts, seed, reuse)) : undefined;
+  if (pglite && pglite.dataset.accounts < accounts) {
+    notes.push(`PGlite holds ${pglite.dataset.accounts} accounts (at most ${PGLITE_MAX_ACCOUNTS}), not ${accounts}`);
+  }
+  const small = !selection.scaleChecks
+    ? undefined
+    : accounts === SMALL_ACCOUNTS
+      ? postgres
+      : await prepare(preparePostgres(databaseUrl, SMALL_ACCOUNTS, seed, reuse));
+  return { postgres, pglite, small };
+}
+
+async function coregateOn(id: 'pg' | 'pglite', prepared: Prepared, workers: number): Promise<Target> {
+  const server = await startCoregate(`coregate on ${prepared.dataset.name}`, prepared.dataset, workers);
+  return coregateTarget(id, server, prepared.dataset, prepared.credentials);
+}
+
+/** Starts every selected server; Prism and the ceiling borrow the first coregate target's requests. */
+async function startTargets(
+  selection: Selection,
+  datasets: Datasets,
+  workers: number,
+  answerSizes: ReadonlyMap<string, number>,
+  notes: string[],
+): Promise<Target[]> {
+  const coregates = await Promise.all([
+    datasets.postgres ? coregateOn('pg', datasets.postgres, workers) : undefined,
+    datasets.pglite ? coregateOn('pglite', datasets.pglite, 1) : undefined,
+  ]);
+  const targets = coregates.filter((target): target is Target => target !== undefined);
+  const [lender] = targets;
+  if (!lender) {
+    if (selection.targets.length > 0) notes.push('Prism and the ceiling need a coregate target (pg or pglite)');
+    return targets;
+  }
+  if (selection.targets.includes('prism')) targets.push(prismTarget(await startPrism(lender.server), lender));
+  if (selection.targets.includes('ceiling')) {
+    targets.push(ceilingTarget(await startCeiling(workers), lender, answerSizes));
+    notes.push(`the ceiling ran ${workers} process(es), as coregate/PostgreSQL; coregate/PGlite and Prism run 1`);
+  }
+  return targets;
+}
+
+function summary(measurement: Measurement): string {
+  if (!measurement.ok) return `FAILED\n${measurement.reason}`;
+  const { requestsPerSecond, p50Ms, p99Ms, non2xx, timeouts, socketErrors } = measurement.result;
+  const errors = non2xx + timeouts + socketErrors;
+  return `${requestsPerSecond.toFixed(0)} req/s, p50 ${p50Ms} ms, p99 ${p99Ms} ms${errors ? `, ${errors} errors` : ''}`;
+}
+
+/** Measures every scenario on every target; coregate's answer sizes size the ceiling's answers. */
+async function measureAll(
+  targets: readonly Target[],
+  scenarios: readonly Scenario[],
+  settings: MeasurementSettings,
+  answerSizes: Map<string, number>,
+): Promise<Measurement[]> {
+  const measurements: Measurement[] = [];
+  const total = targets.length * scenarios.length;
+  for (const scenario of scenarios) {
+    for (const target of targets) {
+      process.stdout.write(`[${measurements.length + 1}/${total}] ${scenario.name} on ${target.label}: `);
+      const measurement = await measureScenario(target, scenario, settings);
+      console.log(summary(measurement));
+      measurements.push(measurement);
+      if (measurement.ok && (target.id === 'pg' || target.id === 'pglite')) {
+        for (const [operation, bytes] of Object.entries(measurement.answerBytes)) {
+          if (!answerSizes.has(operation)) answerSizes.set(operation, bytes);
+        }
+      }
+    }
+  }
+  return measurements;
+}
+
+/** The scale checks on PostgreSQL: lookups at N vs 10,000 accounts, then page depth. */
+async function runScaleChecks(
+  pg: Target,
+  datasets: Datasets,
+  workers: number,
+  settings: MeasurementSettings,
+): Promise<ScaleCheck[]> {
+  const { postgres, small } = datasets;
+  if (!postgres || !small) return [];
+  console.log('Scale checks');
+  const smallTarget = small === postgres ? pg : await coregateOn('pg', small, workers);
+  let lookup: ScaleCheck;
+  try {
+    lookup = await lookupScaleCheck(pg, { ...smallTarget, label: `${smallTarget.label} ${SMALL_ACCOUNTS}` }, settings);
+  } finally {
+    if (smallTarget !== pg) await smallTarget.server.stop();
+  }
+  const paging = await pagingScaleCheck(pg, postgres.dataset, postgres.credentials.adminPassword, settings);
+  return [lookup, paging];
+}
+
+function describeDataset(prepared: Prepared | undefined) {
+  if (!prepared) return undefined;
+  const { name, accounts, seed, seeding, reused } = prepared.dataset;
+  return { name, accounts, seed, reused, seeding };
+}
+
+interface Outcome {
+  readonly startedAt: Date;
+  readonly options: BenchOptions;
+  readonly postgres: string;
+  readonly datasets: Datasets;
+  readonly measurements: readonly Measurement[];
+  readonly scaleChecks: readonly ScaleCheck[];
+  readonly notes: readonly string[];
+}
+
+/** Prints the table, the scale checks and the notes, and writes the results file. */
+function report(outcome: Outcome): void {
+  const { startedAt, options, datasets, measurements, scaleChecks, notes } = outcome;
+  if (measurements.length > 0) {
+    console.log(`\n${resultsTable(measurements)}`);
+    console.log('errors: non-2xx / timeouts / socket errors; /ceiling and /Prism: coregate req/s over theirs');
+  }
+  if (scaleChecks.length > 0) console.log(`\n${scaleCheckLines(scaleChecks)}`);
+  for (const note of notes) console.log(`note: ${note}`);
+  const file = writeResults(startedAt, {
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: machineFacts(outcome.postgres),
+    settings: {
+      accounts: options.accounts,
+      seed: options.seed,
+      duration: options.duration,
+      connections: options.connections,
+      workers: options.workers,
+      only: options.only,
+      reuse: options.reuse,
+    },
+    datasets: {
+      postgres: describeDataset(datasets.postgres),
+      pglite: describeDataset(datasets.pglite),
+      postgresSmall: describeDataset(datasets.small),
+    },
+    notes,
+    measurements,
+    scaleChecks,
+  });
+  console.log(`\nResults written to ${file}`);
+}
+
+async function run(options: BenchOptions): Promise<void> {
+  const startedAt = new Date();
+  const selection = select(options);
+  const settings = { seconds: options.duration, connections: options.connections };
+  const notes = [
+    "RSS is the server's whole process tree (cluster workers, tsx's esbuild helper); PostgreSQL's processes are not counted",
+  ];
+  const runs = selection.targets.length * selection.scenarios.length + (selection.scaleChecks ? SCALE_MEASUREMENTS : 0);
+  const minutes = (runs * (options.duration + warmUpSeconds(options.duration))) / 60;
+  console.log(
+    `Targets: ${selection.targets.join(', ') || 'none'}; ${selection.scenarios.length} scenarios` +
+      `${selection.scaleChecks ? ' and the scale checks' : ''}; measuring takes about ${minutes.toFixed(1)} min`,
+  );
+  const postgres = await postgresVersion(options.databaseUrl).catch((error: Error) => `unreachable: ${error.message}`);
+  const datasets = await prepareDatasets(options, selection, notes);
+  const answerSizes = new Map<string, number>();
+  const targets = await startTargets(selection, datasets, options.workers, answerSizes, notes);
+  const measurements = await measureAll(targets, selection.scenarios, settings, answerSizes);
+  const pg = targets.find((target) => target.id === 'pg');
+  const scaleChecks = selection.scaleChecks && pg ? await runScaleChecks(pg, datasets, options.workers, settings) : [];
+  await stopAllChildren();
+  report({ startedAt, options, postgres, datasets, measurements, scaleChecks, notes });
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  let options;
+  try {
+    options = parseOptions(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (!options) {
+    console.log(USAGE);
+    return 0;
+  }
+  installCleanup(() => process.exit(130));
+  try {
+    await run(options);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`${error.message}\n\n${USAGE}`);
+      return 2;
+    }
+    console.error(`The benchmark failed: ${(error as Error).stack ?? String(error)}`);
+    return 1;
+  } finally {
+    await stopAllChildren();
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,162 @@
+/**
+ * Scale checks on PostgreSQL: a lookup must not slow down as the dataset grows (p99 at N accounts vs
+ * at 10,000), and a deep page must cost what the first page costs (p99 of page K vs page 1).
+ */
+import { generateAccount } from '../src/seed/generate.js';
+import { parseAnswer, post } from './load.js';
+import { measureScenario, type Measurement, type MeasurementSettings } from './measure.js';
+import {
+  WALK_OPERATION,
+  WALK_PATH,
+  cyclingOperation,
+  nextPageBody,
+  requestBody,
+  valueAt,
+  type Operation,
+} from './scenarios.js';
+import type { Target } from './targets.js';
+
+/** The largest p99 ratio that passes. */
+export const SCALE_LIMIT = 1.5;
+/** Measurements the scale checks make: two per check, and a warm-up run per server of the first. */
+export const SCALE_MEASUREMENTS = 6;
+/** Accounts of the small dataset of the lookup check. */
+export const SMALL_ACCOUNTS = 10_000;
+/** The page the paging check aims for. */
+const TARGET_PAGE = 1000;
+/** Accounts scanned for the longest paged list. */
+const SCANNED_ACCOUNTS = 5000;
+
+export interface ScaleCheck {
+  readonly name: string;
+  readonly description: string;
+  readonly baseline: Measurement;
+  readonly subject: Measurement;
+  /** p99 of the subject over p99 of the baseline; undefined when a measurement failed. */
+  readonly ratio: number | undefined;
+  readonly pass: boolean;
+  readonly note?: string;
+}
+
+function p99(measurement: Measurement): number | undefined {
+  return measurement.ok ? measurement.result.p99Ms : undefined;
+}
+
+function verdict(
+  name: string,
+  description: string,
+  baseline: Measurement,
+  subject: Measurement,
+  note?: string,
+): ScaleCheck {
+  const [base, sub] = [p99(baseline), p99(subject)];
+  // A p99 of 0 ms (below autocannon's 1 ms resolution) counts as 1 ms, so the ratio stays finite.
+  const ratio = base === undefined || sub === undefined ? undefined : Math.max(sub, 1) / Math.max(base, 1);
+  return {
+    name,
+    description,
+    baseline,
+    subject,
+    ratio,
+    pass: ratio !== undefined && ratio <= SCALE_LIMIT,
+    ...(note ? { note } : {}),
+  };
+}
+
+/** findByActiveCard p99 on the N-account dataset over its p99 on the 10,000-account dataset. */
+export async function lookupScaleCheck(
+  large: Target,
+  small: Target,
+  settings: MeasurementSettings,
+): Promise<ScaleCheck> {
+  const scenario = { name: 'findByActiveCard', parts: [{ operation: 'findByActiveCard', weight: 1 }] };
+  // One discarded run each first: the small dataset's server has just started, and a cold start would
+  // inflate its p99 (and the large one's too, when the scale checks run alone).
+  await measureScenario(small, scenario, settings);
+  await measureScenario(large, scenario, settings);
+  const baseline = await measureScenario(small, scenario, settings);
+  const subject = await measureScenario(large, scenario, settings);
+  return verdict(
+    'lookup p99 vs dataset size',
+    `findByActiveCard p99 at the full dataset / p99 at ${SMALL_ACCOUNTS.toLocaleString('en-US')} accounts`,
+    baseline,
+    subject,
+  );
+}
+
+/** The collateral with the longest history list among the first accounts, and its length. */
+function longestHistoryList(seed: number, accounts: number): { collateralNumber: string; records: number } {
+  let longest = { collateralNumber: '', records: 0 };
+  for (let index = 1; index <= Math.min(accounts, SCANNED_ACCOUNTS); index += 1) {
+    const counts = new Map<string, number>();
+    for (const { keys } of generateAccount(seed, index).records.CollateralFmHistory) {
+      const number = String(keys.collateral_number);
+      counts.set(number, (counts.get(number) ?? 0) + 1);
+    }
+    for (const [collateralNumber, records] of counts) {
+      if (records > longest.records) longest = { collateralNumber, records };
+    }
+  }
+  return longest;
+}
+
+/** Follows the list one record per page up to TARGET_PAGE; returns the request of the last page reached. */
+async function deepestPage(target: Target, start: string): Promise<{ body: string; page: number }> {
+  let deepest = { body: start, page: 1 };
+  while (deepest.page < TARGET_PAGE) {
+    const answer = await post(target.server.url, WALK_PATH, target.headers, deepest.body);
+    const token = valueAt(parseAnswer(answer), 'Token');
+    if (answer.status !== 200 || typeof token !== 'string' || token === '') break;
+    deepest = { body: nextPageBody(start, token), page: deepest.page + 1 };
+  }
+  return deepest;
+}
+
+/** A target that is sent one request over and over. */
+function repeating(target: Target, body: string): Target {
+  const isRight = (answer: unknown) => Array.isArray(valueAt(answer, 'CollateralFmHistory'));
+  const operation: Operation = cyclingOperation(WALK_OPERATION, WALK_PATH, 'CollateralFmHistory', [{ body, isRight }]);
+  return { ...target, operations: new Map([[WALK_OPERATION, operation]]) };
+}
+
+/**
+ * p99 of page K over p99 of page 1 of a paged list, one record per page (the smallest page the API
+ * allows). Paged lists belong to one collateral, so K is the length of the longest list in the data,
+ * well short of 1000; the note says which page was reached.
+ */
+export async function pagingScaleCheck(
+  target: Target,
+  dataset: { seed: number; accounts: number },
+  password: string,
+  settings: MeasurementSettings,
+): Promise<ScaleCheck> {
+  const list = longestHistoryList(dataset.seed, dataset.accounts);
+  const start = requestBody(password, {
+    CollateralNumber: list.collateralNumber,
+    PagingRequestContext: { NumberOfRecordsToReturn: 1 },
+  });
+  const deepest = await deepestPage(target, start);
+  const scenario = { name: `${WALK_OPERATION} page`, parts: [{ operation: WALK_OPERATION, weight: 1 }] };
+  const baseline = await measureScenario(
+    repeating(target, start),
+    { ...scenario, name: `${scenario.name} 1` },
+    settings,
+  );
+  const subject = await measureScenario(
+    repeating(target, deepest.body),
+    { ...scenario, name: `${scenario.name} ${deepest.page}` },
+    settings,
+  );
+  const note =
+    deepest.page < TARGET_PAGE
+      ? `reached page ${deepest.page} of ${TARGET_PAGE}: paged lists hold the children of one collateral, the longest ` +
+        `(collateral ${list.collateralNumber}) has ${list.records} records, at 1 record per page (the API's minimum)`
+      : undefined;
+  return verdict(
+    'page depth',
+    `${WALK_OPERATION} p99 of page ${deepest.page} / p99 of page 1`,
+    baseline,
+    subject,
+    note,
+  );
+}

@@ -1,0 +1,234 @@
+/**
+ * Child processes of the benchmark: CLI runs and servers. Every child gets its own process group, so
+ * that stopping it also stops the workers it forked; all of them are stopped when the benchmark ends,
+ * fails or is interrupted.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+/** The bench directory, and the repository where every child runs. */
+export const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Process groups of the children started: each child leads its own, with whatever it forks. */
+const groups = new Set<number>();
+
+/** Lines of a server's output kept to explain a failure. */
+const TAIL_LINES = 40;
+const READY_TIMEOUT_MS = 180_000;
+const STOP_GRACE_MS = 3000;
+
+function signalGroup(group: number, signal: NodeJS.Signals | 0): boolean {
+  // -0 would be the benchmark's own group.
+  if (group <= 0) return false;
+  try {
+    process.kill(-group, signal);
+    return true;
+  } catch {
+    return false; // The group is gone.
+  }
+}
+
+function track(child: ChildProcess): ChildProcess {
+  if (child.pid !== undefined) groups.add(child.pid);
+  return child;
+}
+
+/**
+ * Stops a process group: SIGTERM, then SIGKILL to what is left after a grace period. Working on the
+ * group, not the child, also stops workers that outlived their primary.
+ */
+async function stopGroup(group: number): Promise<void> {
+  signalGroup(group, 'SIGTERM');
+  const deadline = Date.now() + STOP_GRACE_MS;
+  while (signalGroup(group, 0) && Date.now() < deadline) await sleep(100);
+  signalGroup(group, 'SIGKILL');
+  groups.delete(group);
+}
+
+/** Stops every child still running. */
+export async function stopAllChildren(): Promise<void> {
+  await Promise.all([...groups].map(stopGroup));
+}
+
+/**
+ * Stops the children on Ctrl-C, SIGTERM and any exit; `onInterrupt` runs after them (e.g. to exit 130).
+ */
+export function installCleanup(onInterrupt: (signal: NodeJS.Signals) => void): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      process.stderr.write(`\n${signal}: stopping the servers\n`);
+      void stopAllChildren().then(() => onInterrupt(signal));
+    });
+  }
+  // Last resort, synchronous: no grace period is possible here.
+  process.once('exit', () => groups.forEach((group) => signalGroup(group, 'SIGKILL')));
+}
+
+export interface CommandResult {
+  readonly stdout: string;
+}
+
+/**
+ * Runs a command to completion. Its stderr goes to the terminal (progress bars stay live); its stdout
+ * is captured and, with `echo`, copied to the terminal too. Rejects on a non-zero exit.
+ */
+export function runCommand(
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  options: { echo?: boolean } = {},
+): Promise<CommandResult> {
+  const child = track(
+    spawn(command, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'inherit'], detached: true }),
+  );
+  let stdout = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    if (options.echo) process.stdout.write(chunk);
+  });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (code === 0) resolve({ stdout });
+      else reject(new Error(`${[command, ...args].join(' ')} failed (${signal ?? `exit ${code}`})\n${stdout}`));
+    });
+  });
+}
+
+/** A port nobody listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ServerSpec {
+  readonly name: string;
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+  readonly port: number;
+  /** GET path polled for readiness. */
+  readonly readyPath: string;
+  /** Ready on any HTTP answer (a mock knows no readiness route), not only a 200. */
+  readonly anyAnswerIsReady?: boolean;
+  /** Also wait for this line on the server's output (e.g. printed once all its workers listen). */
+  readonly readyLine?: RegExp;
+}
+
+export interface Server {
+  readonly name: string;
+  readonly pid: number;
+  readonly url: string;
+  /** The last lines the server printed. */
+  tail(): string;
+  stop(): Promise<void>;
+}
+
+async function isReady(spec: ServerSpec): Promise<boolean> {
+  try {
+    const response = await fetch(`http://127.0.0.1:${spec.port}${spec.readyPath}`, {
+      signal: AbortSignal.timeout(2000),
+    });
+    await response.arrayBuffer();
+    return spec.anyAnswerIsReady === true || response.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts a server and resolves once it answers; rejects with its output if it exits or never answers. */
+export async function startServer(spec: ServerSpec): Promise<Server> {
+  const child = track(
+    spawn(spec.command, spec.args, {
+      cwd: REPO_ROOT,
+      env: { ...spec.env, PORT: String(spec.port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    }),
+  );
+  const { pid } = child;
+  if (pid === undefined) {
+    const error = await new Promise<Error>((resolve) => child.once('error', resolve));
+    throw new Error(`${spec.name} could not start: ${error.message}`);
+  }
+  const closed = new Promise((resolve) => child.once('close', resolve));
+  const lines: string[] = [];
+  let sawReadyLine = spec.readyLine === undefined;
+  const remember = (received: readonly string[]) => {
+    sawReadyLine ||= received.some((line) => spec.readyLine?.test(line));
+    lines.push(...received.filter(Boolean));
+    lines.splice(0, Math.max(0, lines.length - TAIL_LINES));
+  };
+  for (const stream of [child.stdout, child.stderr]) {
+    let partial = '';
+    stream?.setEncoding('utf8').on('data', (chunk: string) => {
+      const received = `${partial}${chunk}`.split('\n');
+      partial = received.pop() ?? '';
+      remember(received);
+    });
+    stream?.once('end', () => remember([partial]));
+  }
+  const server: Server = {
+    name: spec.name,
+    pid,
+    url: `http://127.0.0.1:${spec.port}`,
+    tail: () => lines.join('\n'),
+    stop: () => stopGroup(pid),
+  };
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (!(sawReadyLine && (await isReady(spec)))) {
+    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
+      await server.stop();
+      // Its last words arrive once its output closes.
+      await Promise.race([closed, sleep(STOP_GRACE_MS)]);
+      throw new Error(`${spec.name} did not become ready:\n${server.tail()}`);
+    }
+    await sleep(250);
+  }
+  return server;
+}
+
+/** The resident set of a process and all its descendants, in bytes; 0 once it is gone. */
+function processTreeRss(pid: number): number {
+  let kilobytes = 0;
+  const pending = [pid];
+  while (pending.length > 0) {
+    const current = pending.pop()!;
+    try {
+      const status = readFileSync(`/proc/${current}/status`, 'utf8');
+      kilobytes += Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+      for (const task of readdirSync(`/proc/${current}/task`)) {
+        const listed = readFileSync(`/proc/${current}/task/${task}/children`, 'utf8').trim();
+        if (listed) pending.push(...listed.split(/\s+/).map(Number));
+      }
+    } catch {
+      // The process exited while being read.
+    }
+  }
+  return kilobytes * 1024;
+}
+
+const RSS_SAMPLE_MS = 500;
+
+/** Samples the RSS of a process tree every 500 ms until stopped; `stop` returns the maximum seen. */
+export function sampleRss(pid: number): { stop(): number } {
+  let maximum = processTreeRss(pid);
+  const timer = setInterval(() => (maximum = Math.max(maximum, processTreeRss(pid))), RSS_SAMPLE_MS);
+  return {
+    stop() {
+      clearInterval(timer);
+      return Math.max(maximum, processTreeRss(pid));
+    },
+  };
+}

@@ -1,0 +1,213 @@
+/**
+ * The servers a scenario is measured against, each with what it is sent and how its answers are
+ * judged: coregate on PostgreSQL and on PGlite, Prism mocking coregate's own OpenAPI document, and the
+ * bare Fastify ceiling answering bodies of the size coregate answers.
+ */
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TargetId } from './options.js';
+import type { Credentials, Dataset } from './datasets.js';
+import { parseAnswer, post, type Answer, type Headers } from './load.js';
+import {
+  WALK_OPERATION,
+  WALK_PATH,
+  buildOperations,
+  cyclingOperation,
+  nextPageBody,
+  valueAt,
+  type Operation,
+  type PreparedRequest,
+  type WalkStart,
+} from './scenarios.js';
+import { BENCH_DIR, freePort, startServer, type Server } from './servers.js';
+
+export interface Target {
+  readonly id: TargetId;
+  readonly label: string;
+  readonly server: Server;
+  readonly headers: Headers;
+  /** The requests this target is sent, by operation name. */
+  readonly operations: ReadonlyMap<string, Operation>;
+  /** Where an operation's requests go on this target, or why they cannot be sent. */
+  path(operation: Operation): string | { readonly unavailable: string };
+  /** What is wrong with an answer, or undefined when it is right. */
+  judge(operation: Operation, request: PreparedRequest, answer: Answer): string | undefined;
+}
+
+/** A target's label in tables and results. */
+const TARGET_LABELS: Readonly<Record<TargetId, string>> = {
+  pg: 'coregate/PostgreSQL',
+  pglite: 'coregate/PGlite',
+  prism: 'Prism mock',
+  ceiling: 'Fastify ceiling',
+};
+
+const jsonHeaders = (token: string): Headers => ({
+  'content-type': 'application/json',
+  authorization: `Bearer ${token}`,
+});
+
+/** Starts `coregate serve` on a dataset; `workers` above 1 adds --workers. */
+export async function startCoregate(name: string, dataset: Dataset, workers: number): Promise<Server> {
+  const args = [
+    '--import',
+    'tsx',
+    'src/cli/main.ts',
+    'serve',
+    '--no-demo',
+    ...(workers > 1 ? ['--workers', String(workers)] : []),
+  ];
+  const port = await freePort();
+  // The banner comes once every worker listens.
+  const readyLine = /coregate is serving/;
+  return startServer({ name, command: process.execPath, args, env: dataset.env, port, readyPath: '/ready', readyLine });
+}
+
+const MAX_PAGES_PER_LIST = 100;
+
+/**
+ * Follows each list page by page with the paging tokens the server hands out, and returns every page
+ * request in walk order; throws on an answer other than 200.
+ */
+async function walkPages(server: Server, headers: Headers, starts: readonly WalkStart[]): Promise<PreparedRequest[]> {
+  const isRight = (answer: unknown) => {
+    const records = valueAt(answer, 'CollateralFmHistory');
+    return Array.isArray(records) && records.length > 0;
+  };
+  const pages: PreparedRequest[] = [];
+  for (const start of starts) {
+    let body = start.body;
+    for (let page = 1; page <= MAX_PAGES_PER_LIST; page += 1) {
+      const answer = await post(server.url, WALK_PATH, headers, body);
+      if (answer.status !== 200) {
+        throw new Error(`HTTP ${answer.status} on page ${page} of ${start.collateralNumber}: ${answer.text}`);
+      }
+      pages.push({ body, isRight });
+      const token = valueAt(parseAnswer(answer), 'Token');
+      if (typeof token !== 'string' || token === '') break;
+      body = nextPageBody(start.body, token);
+    }
+  }
+  return pages;
+}
+
+/** The paged-list walk as an operation: its page requests in order, or why there are none. */
+async function walkOperation(server: Server, headers: Headers, starts: readonly WalkStart[]): Promise<Operation> {
+  try {
+    return cyclingOperation(WALK_OPERATION, WALK_PATH, 'CollateralFmHistory', await walkPages(server, headers, starts));
+  } catch (error) {
+    return {
+      ...cyclingOperation(WALK_OPERATION, WALK_PATH, 'CollateralFmHistory', []),
+      unavailable: (error as Error).message,
+    };
+  }
+}
+
+/** Why coregate's answer is wrong: not a 200, not JSON, or not the record the request asks for. */
+function judgeCoregate(_operation: Operation, request: PreparedRequest, answer: Answer): string | undefined {
+  if (answer.status !== 200) return `HTTP ${answer.status}`;
+  return request.isRight(parseAnswer(answer)) ? undefined : 'the answer does not match the request';
+}
+
+/** A coregate target with its request pools (built from the generator, the walk from the server). */
+export async function coregateTarget(
+  id: 'pg' | 'pglite',
+  server: Server,
+  dataset: Dataset,
+  credentials: Credentials,
+): Promise<Target> {
+  const headers = jsonHeaders(credentials.token);
+  const { operations, walkStarts } = buildOperations(dataset.seed, dataset.accounts, credentials.adminPassword);
+  operations.set(WALK_OPERATION, await walkOperation(server, headers, walkStarts));
+  return {
+    id,
+    label: TARGET_LABELS[id],
+    server,
+    headers,
+    operations,
+    path: (operation) => operation.path,
+    judge: judgeCoregate,
+  };
+}
+
+/** Starts Prism on coregate's OpenAPI document, fetched from a running coregate. */
+export async function startPrism(coregateServer: Server): Promise<Server> {
+  const response = await fetch(`${coregateServer.url}/openapi.json`);
+  if (!response.ok) throw new Error(`GET /openapi.json answered ${response.status}`);
+  const document = join(tmpdir(), `coregate-bench-openapi-${process.pid}.json`);
+  writeFileSync(document, await response.text());
+  const port = await freePort();
+  const args = ['mock', document, '-p', String(port), '-h', '127.0.0.1', '--errors', 'false', '-v', 'warn'];
+  const command = join(BENCH_DIR, '..', 'node_modules', '.bin', 'prism');
+  try {
+    return await startServer({
+      name: 'Prism',
+      command,
+      args,
+      env: process.env,
+      port,
+      readyPath: '/',
+      anyAnswerIsReady: true,
+    });
+  } finally {
+    // Prism has read the document once it answers.
+    rmSync(document, { force: true });
+  }
+}
+
+/** Prism gets coregate's requests; its answers are schema examples, so only their shape is judged. */
+export function prismTarget(server: Server, borrowed: Target): Target {
+  return {
+    id: 'prism',
+    label: TARGET_LABELS.prism,
+    server,
+    headers: borrowed.headers,
+    operations: borrowed.operations,
+    path: (operation) => operation.path,
+    judge(operation, _request, answer) {
+      if (answer.status !== 200) return `HTTP ${answer.status}`;
+      return valueAt(parseAnswer(answer), operation.answerKey) === undefined
+        ? `no ${operation.answerKey} in the answer`
+        : undefined;
+    },
+  };
+}
+
+/** Starts the ceiling server with `workers` processes. */
+export async function startCeiling(workers: number): Promise<Server> {
+  const args = ['--import', 'tsx', join(BENCH_DIR, 'ceiling.ts'), '--workers', String(workers)];
+  return startServer({
+    name: 'ceiling',
+    command: process.execPath,
+    args,
+    env: process.env,
+    port: await freePort(),
+    readyPath: '/ready',
+  });
+}
+
+/**
+ * The ceiling gets coregate's requests on `/ceiling/<bytes>`, `bytes` being the size of coregate's
+ * typical answer to the operation (`answerSizes`, filled as coregate is measured).
+ */
+export function ceilingTarget(server: Server, borrowed: Target, answerSizes: ReadonlyMap<string, number>): Target {
+  return {
+    id: 'ceiling',
+    label: TARGET_LABELS.ceiling,
+    server,
+    headers: borrowed.headers,
+    operations: borrowed.operations,
+    path(operation) {
+      const bytes = answerSizes.get(operation.name);
+      return bytes === undefined
+        ? { unavailable: `no coregate answer size of ${operation.name}` }
+        : `/ceiling/${bytes}`;
+    },
+    judge(operation, _request, answer) {
+      if (answer.status !== 200) return `HTTP ${answer.status}`;
+      const expected = answerSizes.get(operation.name);
+      return answer.bytes === expected ? undefined : `${answer.bytes} bytes instead of ${expected}`;
+    },
+  };
+}
