@@ -178,7 +178,7 @@ async function runScaleChecks(
   } finally {
     if (smallTarget !== pg) await smallTarget.server.stop();
   }
-  const paging = await pagingScaleCheck(pg, postgres.dataset, postgres.credentials.adminPassword, settings);
+  const paging = await pagingScaleCheck(pg, postgres.credentials.adminPassword, settings);
   return [lookup, paging];
 }
 

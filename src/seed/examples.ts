@@ -615,6 +615,14 @@ ${curl(`${P2}/collateral/getCollateralDocumentTracking`, {
   CollateralNumber: collateral.collateralNumber,
   CollateralDocumentLocator: collateral.documentLocator,
   CollateralDocumentTrackingLocator: collateral.documentTrackingLocator,
+})}
+
+Its file-maintenance history is long on purpose, to page through: ask for a page, then send the answer's
+\`Token\` back as \`PagingRequestContext.Token\` for the next one (the last page's \`Token\` is empty).
+
+${curl(`${P2}/collateral/getCollateralFmHistoryPagedList`, {
+  CollateralNumber: collateral.collateralNumber,
+  PagingRequestContext: { NumberOfRecordsToReturn: 5 },
 })}`,
     memberCredentialsSection(examples),
   ];

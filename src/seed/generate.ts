@@ -1143,6 +1143,12 @@ const COLLATERAL_KINDS: readonly CollateralKind[] = [
   },
 ];
 
+/**
+ * Account 1's collateral is revalued again and again: its file-maintenance history has this many rows, so
+ * every dataset, however small, has a list long enough to page through (1,000 pages of 5).
+ */
+export const LONG_HISTORY_RECORDS = 5000;
+
 /** Collateral fields a loan officer changes after creation; history rows end at the record's current value. */
 const COLLATERAL_HISTORY_FIELDS = ['CollateralAppStatus', 'ValueSource', 'Value', 'ValueDate', 'ExpireDate'] as const;
 
@@ -1174,7 +1180,8 @@ function addCollateral(out: AccountRecords, rng: Random, account: AccountFacts, 
   const createDate = rng.dateBetween(laterDate(account.openDate, '2016-01-01'), DATASET_AS_OF);
   const userChars = kind.userChars(rng, account);
   // File maintenance after creation, in posting order; the last one is the record's LastFmDate.
-  const historyCount = rng.int(1, COLLATERAL_HISTORY_FIELDS.length);
+  const usualHistory = rng.int(1, COLLATERAL_HISTORY_FIELDS.length);
+  const historyCount = account.everyKind ? LONG_HISTORY_RECORDS : usualHistory;
   const historyPostDates = Array.from({ length: historyCount }, () =>
     rng.dateBetween(createDate, DATASET_AS_OF),
   ).sort();
@@ -1262,7 +1269,7 @@ function addCollateral(out: AccountRecords, rng: Random, account: AccountFacts, 
 
   const collateralDef = recordDef('Collateral');
   historyPostDates.forEach((postDate, position) => {
-    const fieldName = COLLATERAL_HISTORY_FIELDS[position] ?? 'Value';
+    const fieldName = COLLATERAL_HISTORY_FIELDS[position] ?? 'Value'; // then revaluations
     const field = fieldOf(collateralDef, fieldName);
     if (!field) throw new Error(`Collateral has no field ${fieldName}`);
     const { dataType, oldField, newField } = FM_DATA_TYPES[field.kind];
