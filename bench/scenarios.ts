@@ -259,10 +259,11 @@ const POOLS: readonly PoolSpec[] = [
   },
 ];
 
-/** Indices of accounts drawn uniformly from 1..accounts, the same for the same seed and size. */
+/** Indices of accounts drawn uniformly from 2..accounts, the same for the same seed and size. */
 function* sampledIndices(seed: number, accounts: number): Generator<number> {
   const rng = Random.derive(seed, accounts, 0xbe7c);
-  for (let drawn = 0; drawn < MAX_SAMPLED_ACCOUNTS; drawn += 1) yield rng.int(1, accounts);
+  // Account 1 is left out: its collateral's 5,000-row history is the scale check's long list, not a typical read.
+  for (let drawn = 0; drawn < MAX_SAMPLED_ACCOUNTS; drawn += 1) yield rng.int(Math.min(2, accounts), accounts);
 }
 
 interface Sampled {

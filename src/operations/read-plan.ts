@@ -9,7 +9,7 @@ import { childRecords, schemaIds } from '../catalog/schemas.js';
 import { Problem } from '../http/problems.js';
 import { compileQuery, QueryError } from '../query/index.js';
 import type { Db } from '../store/database.js';
-import { PARENT, POSITION, recordTree } from '../store/record-tree.js';
+import { POSITION, recordTree, type ChildListPlan } from '../store/record-tree.js';
 import type { Row, WireRecord } from '../store/records.js';
 import { applyEntryFilters, resolveSelection, type Selection, type SelectorFlags } from './selection.js';
 
@@ -86,13 +86,20 @@ export function selectedPlan(
   return { record, selection, filter, children };
 }
 
-function listOf(plan: ReadPlan, rows: WireRecord[], listMaximum: number) {
-  return { hasReachedMaximumListSize: rows.length > listMaximum, [plan.record.name]: rows.slice(0, listMaximum) };
+/** The child lists of a plan, as the record tree reads them. */
+function childListPlans(plan: ReadPlan): ChildListPlan[] {
+  return plan.children.map(({ list, plan: child }) => ({
+    list,
+    record: child.record,
+    fields: child.selection.fields,
+    filter: child.filter,
+    children: childListPlans(child),
+  }));
 }
 
 /**
- * Reads the child lists of `plan` into each parent record. `commonKey` is the key the parents share
- * (their own parent's key); a child keyed by more columns than that is grouped by its parent's position.
+ * Reads the child lists of `plan`, nested to any depth, into each parent record with one query.
+ * `commonKey` is the key the parents share (their own parent's key; for the root, its own key).
  * Spec: lists stop at the maximum and set hasReachedMaximumListSize.
  */
 export async function attachChildLists(
@@ -102,55 +109,14 @@ export async function attachChildLists(
   parents: readonly WireRecord[],
   listMaximum: number,
 ): Promise<void> {
-  for (const { list, plan: childPlan } of plan.children) {
-    const child = childPlan.record;
-    const sharedColumns = Object.keys(commonKey).length;
-    if (child.keyColumns.length === sharedColumns) {
-      // One parent (the root): its children share its whole key.
-      const rows = await recordTree.children(db, {
-        record: child,
-        parentKey: commonKey,
-        fields: childPlan.selection.fields,
-        filter: childPlan.filter,
-        limit: listMaximum + 1,
-      });
-      for (const parent of parents) parent[list] = listOf(childPlan, rows, listMaximum);
-      await attachChildLists(db, childPlan, commonKey, rows.slice(0, listMaximum), listMaximum);
-      continue;
-    }
-    const parentColumn = child.keyColumns[sharedColumns]!.column;
-    const rows = await recordTree.childrenOfMany(
-      db,
-      child,
-      commonKey,
-      parentColumn,
-      parents.map((p) => p[POSITION] as number),
-      childPlan.selection.fields,
-      childPlan.filter,
-      listMaximum + 1,
-    );
-    const byParent = new Map<number, WireRecord[]>();
-    for (const row of rows) {
-      const group = byParent.get(row[PARENT] as number) ?? [];
-      group.push(row);
-      byParent.set(row[PARENT] as number, group);
-    }
-    for (const parent of parents) {
-      const group = byParent.get(parent[POSITION] as number) ?? [];
-      parent[list] = listOf(childPlan, group, listMaximum);
-      if (childPlan.children.length > 0) {
-        const key = { ...commonKey, [parentColumn]: parent[POSITION] };
-        await attachChildLists(db, childPlan, key, group.slice(0, listMaximum), listMaximum);
-      }
-    }
-  }
+  const positions = parents.map((parent) => parent[POSITION]);
+  const lists = await recordTree.childLists(db, plan.record, commonKey, positions, childListPlans(plan), listMaximum);
+  for (const parent of parents) Object.assign(parent, lists.get(parent[POSITION]));
 }
 
 /** Removes the bookkeeping columns and applies EntryId filters, through every nested list. */
 export function finish(plan: ReadPlan, record: WireRecord): WireRecord {
   delete record[POSITION];
-  delete record[PARENT];
-  delete record.__rank;
   applyEntryFilters(record, plan.selection);
   for (const { list, plan: childPlan } of plan.children) {
     const entries = (record[list] as Record<string, WireRecord[]> | undefined)?.[childPlan.record.name];

@@ -1,7 +1,8 @@
 /**
  * Queries over parent/child records (Collateral → documents → tracking, …): one record by key, a page or
- * list of children in position order, and the children of many parents at once. Every row also carries
- * its position under `__position` (and its parent's under `__parent`), which the caller strips.
+ * list of children in position order, and the child lists of many parents at once, nested to any depth,
+ * built as JSON by the database. Every row also carries its position under `__position`, which the
+ * caller strips.
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { FieldDef, RecordDef } from '../catalog/index.js';
@@ -9,7 +10,6 @@ import type { Db } from './database.js';
 import { wireSelection, type Row, type WireRecord } from './records.js';
 
 export const POSITION = '__position';
-export const PARENT = '__parent';
 
 function conditions(key: Row, extra: RawBuilder<unknown>[] = []): RawBuilder<unknown> {
   const parts = [...Object.entries(key).map(([column, value]) => sql`${sql.ref(column)} = ${value}`), ...extra];
@@ -46,7 +46,99 @@ export function childrenQuery(query: ChildrenQuery): RawBuilder<WireRecord> {
     order by ${position} limit ${query.limit} offset ${query.offset ?? 0}`;
 }
 
+/** A child list to read under each parent: its records' fields, filter and own child lists. */
+export interface ChildListPlan {
+  readonly list: string;
+  readonly record: RecordDef;
+  readonly fields: readonly FieldDef[];
+  readonly filter?: RawBuilder<unknown>;
+  readonly children: readonly ChildListPlan[];
+}
+
+/** `jsonb_build_object` takes at most 100 arguments: 50 fields per call, the calls joined with `||`. */
+const FIELDS_PER_OBJECT = 50;
+
+const positionOf = (record: RecordDef) => record.positionColumn ?? record.primaryKey.at(-1)!;
+// Catalog names are written into the SQL text (not bound), so that a plan's text is the same on every call.
+const qualified = (alias: string, name: string) => `${alias}."${name.replaceAll('"', '""')}"`;
+const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
+const column = (alias: string, name: string) => sql.raw(qualified(alias, name));
+const text = (value: string) => sql.raw(literal(value));
+
+/** A record as a JSON object under its wire names, its child lists included, from table alias `alias`. */
+function recordJson(
+  record: RecordDef,
+  alias: string,
+  fields: readonly FieldDef[],
+  lists: readonly ChildListPlan[],
+  listMaximum: number,
+): RawBuilder<unknown> {
+  const readable = fields.filter((field) => !field.protection);
+  const parts: RawBuilder<unknown>[] = [];
+  // One raw fragment per call: a node per identifier would cost more to compile than the query to run.
+  for (let start = 0; start === 0 || start < readable.length; start += FIELDS_PER_OBJECT) {
+    const pairs = readable
+      .slice(start, start + FIELDS_PER_OBJECT)
+      .map((field) => `${literal(field.name)}, ${qualified(alias, field.column)}`);
+    parts.push(sql.raw(`jsonb_build_object(${pairs.join(', ')})`));
+  }
+  if (lists.length > 0) parts.push(listsJson(record, alias, lists, listMaximum));
+  return sql.join(parts, sql` || `);
+}
+
+/** `{ <list>: { hasReachedMaximumListSize, <Child>: [...] }, … }` of the parent row at `alias`. */
+function listsJson(parent: RecordDef, alias: string, lists: readonly ChildListPlan[], listMaximum: number): RawBuilder<unknown> {
+  const pairs = lists.map((list) => sql`${text(list.list)}, ${listJson(parent, alias, list, listMaximum)}`);
+  return sql`jsonb_build_object(${sql.join(pairs)})`;
+}
+
+/**
+ * One child list of the parent row at `parentAlias`, in position order, read up to the list maximum plus
+ * one (which only sets hasReachedMaximumListSize). A child's key columns are its parent's primary key.
+ */
+function listJson(parent: RecordDef, parentAlias: string, list: ChildListPlan, listMaximum: number): RawBuilder<unknown> {
+  const alias = `${parentAlias}c`;
+  const { record } = list;
+  const position = column(alias, positionOf(record));
+  const match = record.keyColumns.map(
+    (key, i) => sql`${column(alias, key.column)} = ${column(parentAlias, parent.primaryKey[i]!)}`,
+  );
+  const conditions = [...match, ...(list.filter ? [sql`(${list.filter})`] : [])];
+  const maximum = sql.raw(String(listMaximum));
+  const json = recordJson(record, alias, list.fields, list.children, listMaximum);
+  return sql`(select jsonb_build_object('hasReachedMaximumListSize', count(*) > ${maximum},
+      ${text(record.name)}, coalesce(jsonb_agg(x.j order by x.pos) filter (where x.pos_rank <= ${maximum}), '[]'::jsonb))
+    from (select ${json} as j, ${position} as pos, row_number() over (order by ${position}) as pos_rank
+      from ${sql.table(record.table)} ${sql.raw(alias)} where ${sql.join(conditions, sql` and `)}
+      order by ${position} limit ${sql.raw(String(listMaximum + 1))}) x)`;
+}
+
 export const recordTree = {
+  /**
+   * The child lists of several parents (rows of `parent` under `commonKey`, at the given positions) in one
+   * query: the database builds each parent's lists, nested to any depth, as one JSON object.
+   */
+  async childLists(
+    db: Db,
+    parent: RecordDef,
+    commonKey: Row,
+    positions: readonly unknown[],
+    lists: readonly ChildListPlan[],
+    listMaximum: number,
+  ): Promise<Map<unknown, Record<string, unknown>>> {
+    if (positions.length === 0 || lists.length === 0) return new Map();
+    const alias = 'p';
+    const position = column(alias, positionOf(parent));
+    const conditions = [
+      ...Object.entries(commonKey).map(([name, value]) => sql`${column(alias, name)} = ${value}`),
+      sql`${position} in (${sql.join(positions)})`,
+    ];
+    const result = await sql<{ pos: unknown; lists: Record<string, unknown> }>`select ${position} as pos,
+        ${listsJson(parent, alias, lists, listMaximum)} as lists
+      from ${sql.table(parent.table)} ${sql.raw(alias)} where ${sql.join(conditions, sql` and `)}`.execute(db);
+    return new Map(result.rows.map((row) => [row.pos, row.lists]));
+  },
+
   /** One record by its full key, or undefined. */
   async one(db: Db, record: RecordDef, key: Row, fields: readonly FieldDef[]): Promise<WireRecord | undefined> {
     const result = await sql<WireRecord>`select ${selection(record, fields)} from ${sql.table(record.table)}
@@ -65,33 +157,5 @@ export const recordTree = {
    */
   children(db: Db, query: ChildrenQuery): Promise<WireRecord[]> {
     return childrenQuery(query).execute(db).then((result) => result.rows);
-  },
-
-  /**
-   * The first `perParent` children of each of several parents (e.g. the tracking records of a page of
-   * documents) in one query; rows carry their parent's position under `__parent`.
-   */
-  async childrenOfMany(
-    db: Db,
-    record: RecordDef,
-    commonKey: Row,
-    parentColumn: string,
-    parents: readonly number[],
-    fields: readonly FieldDef[],
-    filter: RawBuilder<unknown> | undefined,
-    perParent: number,
-  ): Promise<WireRecord[]> {
-    if (parents.length === 0) return [];
-    const position = sql.ref(record.positionColumn!);
-    const extra = [
-      sql`${sql.ref(parentColumn)} in (${sql.join(parents)})`,
-      ...(filter ? [sql`(${filter})`] : []),
-    ];
-    const result = await sql<WireRecord>`select * from (
-        select ${selection(record, fields)}, ${sql.ref(parentColumn)} as ${sql.id(PARENT)},
-          row_number() over (partition by ${sql.ref(parentColumn)} order by ${position}) as __rank
-        from ${sql.table(record.table)} where ${conditions(commonKey, extra)}
-      ) ranked where __rank <= ${perParent} order by ${sql.id(PARENT)}, __rank`.execute(db);
-    return result.rows;
   },
 };
