@@ -172,7 +172,10 @@ export async function preparePostgres(
   console.log(`Seeding PostgreSQL database ${name} with ${accounts} accounts`);
   mkdirSync(dataDir, { recursive: true });
   await recreateDatabase(adminUrl, name);
-  return { ...base, seeding: await seed(dataDir, env, accounts, seedValue), reused: false };
+  const seeding = await seed(dataDir, env, accounts, seedValue);
+  // Write the freshly loaded pages out now: a checkpoint falling due during a measurement would stall it.
+  await withClient(adminUrl, (client) => client.query('checkpoint'));
+  return { ...base, seeding, reused: false };
 }
 
 /** The PGlite dataset of min(accounts, 100000) accounts under bench/.data/pglite-<accounts>. */

@@ -55,17 +55,17 @@ export interface ChildListPlan {
   readonly children: readonly ChildListPlan[];
 }
 
-/** `jsonb_build_object` takes at most 100 arguments: 50 fields per call, the calls joined with `||`. */
-const FIELDS_PER_OBJECT = 50;
-
 const positionOf = (record: RecordDef) => record.positionColumn ?? record.primaryKey.at(-1)!;
 // Catalog names are written into the SQL text (not bound), so that a plan's text is the same on every call.
-const qualified = (alias: string, name: string) => `${alias}."${name.replaceAll('"', '""')}"`;
-const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
+const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
+const qualified = (alias: string, name: string) => `${alias}.${quoted(name)}`;
 const column = (alias: string, name: string) => sql.raw(qualified(alias, name));
-const text = (value: string) => sql.raw(literal(value));
+const text = (value: string) => sql.raw(`'${value.replaceAll("'", "''")}'`);
 
-/** A record as a JSON object under its wire names, its child lists included, from table alias `alias`. */
+/**
+ * A record as a JSON object under its wire names, its child lists included, from table alias `alias`:
+ * `row_to_json` of a row of aliased columns (any number of them, in catalog order).
+ */
 function recordJson(
   record: RecordDef,
   alias: string,
@@ -73,23 +73,22 @@ function recordJson(
   lists: readonly ChildListPlan[],
   listMaximum: number,
 ): RawBuilder<unknown> {
-  const readable = fields.filter((field) => !field.protection);
-  const parts: RawBuilder<unknown>[] = [];
-  // One raw fragment per call: a node per identifier would cost more to compile than the query to run.
-  for (let start = 0; start === 0 || start < readable.length; start += FIELDS_PER_OBJECT) {
-    const pairs = readable
-      .slice(start, start + FIELDS_PER_OBJECT)
-      .map((field) => `${literal(field.name)}, ${qualified(alias, field.column)}`);
-    parts.push(sql.raw(`jsonb_build_object(${pairs.join(', ')})`));
-  }
-  if (lists.length > 0) parts.push(listsJson(record, alias, lists, listMaximum));
-  return sql.join(parts, sql` || `);
+  // One raw fragment for the fields: a node per identifier would cost more to compile than the query to run.
+  const values = fields
+    .filter((field) => !field.protection)
+    .map((field) => `${qualified(alias, field.column)} as ${quoted(field.name)}`)
+    .join(', ');
+  const columns = [
+    ...(values ? [sql.raw(values)] : []),
+    ...lists.map((list) => sql`${listJson(record, alias, list, listMaximum)} as ${sql.raw(quoted(list.list))}`),
+  ];
+  return sql`(select row_to_json(r) from (select ${columns.length > 0 ? sql.join(columns) : sql``}) r)`;
 }
 
 /** `{ <list>: { hasReachedMaximumListSize, <Child>: [...] }, … }` of the parent row at `alias`. */
 function listsJson(parent: RecordDef, alias: string, lists: readonly ChildListPlan[], listMaximum: number): RawBuilder<unknown> {
   const pairs = lists.map((list) => sql`${text(list.list)}, ${listJson(parent, alias, list, listMaximum)}`);
-  return sql`jsonb_build_object(${sql.join(pairs)})`;
+  return sql`json_build_object(${sql.join(pairs)})`;
 }
 
 /**
@@ -106,8 +105,8 @@ function listJson(parent: RecordDef, parentAlias: string, list: ChildListPlan, l
   const conditions = [...match, ...(list.filter ? [sql`(${list.filter})`] : [])];
   const maximum = sql.raw(String(listMaximum));
   const json = recordJson(record, alias, list.fields, list.children, listMaximum);
-  return sql`(select jsonb_build_object('hasReachedMaximumListSize', count(*) > ${maximum},
-      ${text(record.name)}, coalesce(jsonb_agg(x.j order by x.pos) filter (where x.pos_rank <= ${maximum}), '[]'::jsonb))
+  return sql`(select json_build_object('hasReachedMaximumListSize', count(*) > ${maximum},
+      ${text(record.name)}, coalesce(json_agg(x.j order by x.pos) filter (where x.pos_rank <= ${maximum}), '[]'::json))
     from (select ${json} as j, ${position} as pos, row_number() over (order by ${position}) as pos_rank
       from ${sql.table(record.table)} ${sql.raw(alias)} where ${sql.join(conditions, sql` and `)}
       order by ${position} limit ${sql.raw(String(listMaximum + 1))}) x)`;

@@ -203,7 +203,7 @@ create index share_name_share_idx on share_name (account_number, share_id, locat
 
 create index share_name_ssn_idx on share_name (ssn_hmac, account_number);
 
-create index share_name_short_name_idx on share_name (upper(short_name), account_number);
+create index share_name_short_name_idx on share_name (upper(short_name), account_number) include (short_name);
 
 create table share (
   account_number varchar(10) not null,

@@ -79,7 +79,11 @@ export function recordIndexDdl(record: RecordDef): Map<string, string> {
   return new Map(
     record.indexes.map((index) => {
       const unique = index.unique ? 'unique ' : '';
-      return [`${index.name}_idx`, `create ${unique}index ${index.name}_idx on ${record.table} (${index.on.join(', ')})`];
+      const include = index.include ? ` include (${index.include.join(', ')})` : '';
+      return [
+        `${index.name}_idx`,
+        `create ${unique}index ${index.name}_idx on ${record.table} (${index.on.join(', ')})${include}`,
+      ];
     }),
   );
 }
