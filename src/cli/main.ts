@@ -1,18 +1,8 @@
 /**
  * The coregate command line: `coregate <command> [options]`, `--help` on each.
  */
-import { loadConfig } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
 import { UsageError } from './args.js';
-import {
-  adminPasswordCommand,
-  auditCommand,
-  memberCommand,
-  migrateCommand,
-  seedCommand,
-  tokenCommand,
-  userCommand,
-} from './commands.js';
-import { serveCommand } from './serve.js';
 
 const USAGE = `Usage: coregate <command> [options]
 
@@ -29,16 +19,20 @@ Commands:
 Environment: PORT, HOST, DATABASE_URL, COREGATE_DATA_DIR, COREGATE_SECRET, REDIS_URL, LOG_LEVEL (see README).
 Run "coregate <command> --help" for a command's options.`;
 
-const COMMANDS = {
-  serve: serveCommand,
-  migrate: migrateCommand,
-  seed: seedCommand,
-  token: tokenCommand,
-  user: userCommand,
-  'admin-password': adminPasswordCommand,
-  member: memberCommand,
-  audit: auditCommand,
-} as const;
+type Command = (argv: string[], config: Config, print: (line: string) => void) => Promise<void>;
+
+/** Each command's module is loaded when it runs, so `serve` (and its cluster primary) loads only what it needs. */
+const commands = () => import('./commands.js');
+const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
+  serve: async () => (await import('./serve.js')).serveCommand,
+  migrate: async () => (await commands()).migrateCommand,
+  seed: async () => (await commands()).seedCommand,
+  token: async () => (await commands()).tokenCommand,
+  user: async () => (await commands()).userCommand,
+  'admin-password': async () => (await commands()).adminPasswordCommand,
+  member: async () => (await commands()).memberCommand,
+  audit: async () => (await commands()).auditCommand,
+};
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -48,12 +42,13 @@ async function main(argv: string[]): Promise<number> {
     print(USAGE);
     return name ? 0 : 1;
   }
-  const command = COMMANDS[name as keyof typeof COMMANDS];
-  if (!command) {
+  const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!load) {
     process.stderr.write(`Unknown command "${name}"\n\n${USAGE}\n`);
     return 1;
   }
   try {
+    const command = await load();
     await command(rest, loadConfig(), print);
     return 0;
   } catch (error) {

@@ -5,13 +5,11 @@
  */
 import cluster from 'node:cluster';
 import type { Config } from '../config.js';
-import { buildApp, LOG_REDACT } from '../http/app.js';
-import { openRuntime, type Runtime } from '../runtime.js';
-import { createJwtVerifier, jwtSettingsFromEnv } from '../security/jwt.js';
-import { demoExamples } from '../seed/examples.js';
-import { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED } from '../seed/load.js';
+import type { Runtime } from '../runtime.js';
 import { integerOption, parseCommand, UsageError, type CommandSpec } from './args.js';
-import { bootstrapDemo, demoCredentialsFile, readDemoCredentials } from './demo.js';
+
+// The server's modules (Fastify, the operations, the database) are imported where a process serves or
+// sets up the demo, not at the top: a cluster primary only forks and supervises, and stays small.
 
 const SERVE: CommandSpec = {
   usage: `Usage: coregate serve [--no-demo] [--workers N]
@@ -68,7 +66,9 @@ function perWorkerLimits(config: Config, workers: number): Config {
 
 /** Migrates and sets up the demo when asked; returns the runtime, still open. */
 async function prepare(config: Config, wantsDemo: boolean, print: Print): Promise<Runtime> {
+  const { openRuntime } = await import('../runtime.js');
   const runtime = await openRuntime(config);
+  const { bootstrapDemo, demoCredentialsFile } = await import('./demo.js');
   if (wantsDemo && (await bootstrapDemo(runtime, config))) {
     print(`Demo data seeded; credentials written to ${demoCredentialsFile(config)}`);
   }
@@ -77,6 +77,10 @@ async function prepare(config: Config, wantsDemo: boolean, print: Print): Promis
 
 /** Builds the app on an open runtime and listens; closes both on SIGINT/SIGTERM. Returns the port. */
 async function listen(config: Config, runtime: Runtime): Promise<number> {
+  const [{ buildApp, LOG_REDACT }, { createJwtVerifier, jwtSettingsFromEnv }] = await Promise.all([
+    import('../http/app.js'),
+    import('../security/jwt.js'),
+  ]);
   const jwtSettings = jwtSettingsFromEnv();
   const app = await buildApp({
     db: runtime.database.db,
@@ -100,23 +104,26 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
 
 async function serveAlone(config: Config, wantsDemo: boolean, print: Print): Promise<void> {
   const runtime = await prepare(config, wantsDemo, print);
-  printBanner(config, await listen(config, runtime), print);
+  await printBanner(config, await listen(config, runtime), print);
 }
 
-/** A cluster worker: the primary has migrated already; listens on the shared port and reports it. */
+/**
+ * A cluster worker: migrates (the migrations' advisory lock lets one worker apply them while the others
+ * wait), listens on the shared port and reports it.
+ */
 async function serveWorker(config: Config): Promise<void> {
-  const runtime = await openRuntime(config, { migrate: false });
+  const { openRuntime } = await import('../runtime.js');
+  const runtime = await openRuntime(config);
   const port = await listen(config, runtime);
   process.send?.({ listening: port } satisfies ListeningMessage);
 }
 
 /**
- * The cluster primary: migrates and sets up the demo once, forks the workers, prints the banner when all
+ * The cluster primary: sets up the demo first when asked, forks the workers, prints the banner when all
  * listen, restarts a worker that dies (unless workers keep dying at start) and stops them all on a signal.
  */
 async function servePrimary(config: Config, wantsDemo: boolean, workers: number, print: Print): Promise<void> {
-  const runtime = await prepare(config, wantsDemo, print);
-  await runtime.database.close();
+  if (wantsDemo) await (await prepare(config, wantsDemo, print)).database.close();
   let stopping = false;
   let quickDeaths = 0;
   const fork = () => {
@@ -165,10 +172,10 @@ async function servePrimary(config: Config, wantsDemo: boolean, workers: number,
     for (const worker of Object.values(cluster.workers ?? {})) worker?.kill('SIGTERM');
     throw error;
   }
-  printBanner(config, ports[0] ?? config.port, print, workers);
+  await printBanner(config, ports[0] ?? config.port, print, workers);
 }
 
-function printBanner(config: Config, port: number, print: Print, workers = 1): void {
+async function printBanner(config: Config, port: number, print: Print, workers = 1): Promise<void> {
   const base = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
   const store = config.databaseUrl ? 'PostgreSQL' : `embedded database in ${config.dataDir}`;
   const processes = workers > 1 ? `, ${workers} worker processes` : '';
@@ -176,8 +183,12 @@ function printBanner(config: Config, port: number, print: Print, workers = 1): v
   print(`coregate is serving the Core Account Records API at ${base} (${store}${processes})`);
   print(`  API reference:  ${base}/docs`);
   print(`  OpenAPI:        ${base}/openapi.json`);
-  const demo = wantsBanner(config) ? readDemoCredentials(config) : undefined;
+  const demo = wantsBanner(config) ? (await import('./demo.js')).readDemoCredentials(config) : undefined;
   if (demo) {
+    const [{ demoExamples }, { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED }] = await Promise.all([
+      import('../seed/examples.js'),
+      import('../seed/load.js'),
+    ]);
     const { shortName } = demoExamples(DEFAULT_SEED, DEFAULT_DEMO_ACCOUNTS);
     print(`  Demo token:     ${demo.apiToken}`);
     print(`  Admin password: ${demo.adminPassword}`);

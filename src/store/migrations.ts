@@ -39,11 +39,16 @@ function checksum(statements: readonly string[]): string {
 
 /** Applies pending migrations; returns the ids applied. */
 export async function migrate(db: Kysely<unknown>): Promise<string[]> {
-  await sql`create table if not exists coregate_migration (
-    id varchar(64) primary key,
-    checksum char(64) not null,
-    applied_at timestamptz not null default now()
-  )`.execute(db);
+  // Under the lock too: instances (or cluster workers) starting together on a new database would
+  // otherwise race to create the table, and one of them would fail.
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK})`.execute(trx);
+    await sql`create table if not exists coregate_migration (
+      id varchar(64) primary key,
+      checksum char(64) not null,
+      applied_at timestamptz not null default now()
+    )`.execute(trx);
+  });
   const applied: string[] = [];
   for (const migration of MIGRATIONS) {
     const statements = migration.statements();
