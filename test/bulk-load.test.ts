@@ -24,14 +24,15 @@ function anyText(field: FieldDef): fc.Arbitrary<string> {
   return fc.string({ maxLength: field.maxLength ?? 40, unit: 'binary' }).map((s) => s.replaceAll('\0', ''));
 }
 
-/** A record with a value for every field; text fields get any text, the others valid values. */
+/** A record with a value for every field; text fields get any text or null, the others (and keys) valid values. */
 function anyRecord(record: RecordDef): fc.Arbitrary<WireRecord> {
   const writable = record.fields.filter((field) => field.column !== record.identityColumn);
+  const isKey = (field: FieldDef) => record.primaryKey.includes(field.column);
   return fc.record(
     Object.fromEntries(
       writable.map((field) => [
         field.name,
-        field.kind === 'string' && !field.repeating && !field.pattern && !field.protection
+        field.kind === 'string' && !field.repeating && !field.pattern && !field.protection && !isKey(field)
           ? fc.option(anyText(field), { nil: null })
           : validValue(field),
       ]),

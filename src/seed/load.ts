@@ -5,8 +5,8 @@
  * transaction per connection, committed at the end: an interrupted seed leaves nothing behind.
  */
 import { availableParallelism } from 'node:os';
-import { sql } from 'kysely';
 import { Worker } from 'node:worker_threads';
+import { sql } from 'kysely';
 import type { Secrets } from '../security/secrets.js';
 import type { BulkSession, Database } from '../store/database.js';
 import { SEEDED_PLANS, encodeChunk, type AccountRange, type EncodedChunk } from './encode.js';
@@ -21,8 +21,11 @@ export const DEFAULT_DEMO_ACCOUNTS = 1000;
 export const DEFAULT_CHUNK_SIZE = 2000;
 /** Below this many accounts the seeding thread encodes alone: starting workers would cost more than it saves. */
 export const PARALLEL_FROM_ACCOUNTS = 20_000;
-/** Connections streaming COPY at once on PostgreSQL. */
-const COPY_SESSIONS = 2;
+/**
+ * Connections streaming COPY at once on PostgreSQL, each owning some of the tables: two, or one per two
+ * cores on a larger host (a table is written by one connection, so the largest table bounds the gain).
+ */
+const COPY_SESSIONS = Math.max(2, Math.min(8, Math.floor(availableParallelism() / 2)));
 
 export interface SeedOptions {
   readonly accounts: number;
@@ -43,8 +46,9 @@ export interface SeedSummary {
 }
 
 /**
- * Encoders for the chunks: one per CPU, at most 8. Encoding costs more CPU per account than PostgreSQL's
- * COPY does, and the encoders wait while the database works, so they share the cores with it.
+ * Encoders for the chunks: one per CPU, at most 8. Generating and encoding an account costs about as much
+ * CPU as PostgreSQL's COPY of it, and the encoders wait whenever the database falls behind, so they
+ * share the cores with it.
  */
 export function defaultEncoderWorkers(accounts: number): number {
   if (accounts < PARALLEL_FROM_ACCOUNTS) return 0;
