@@ -273,8 +273,8 @@ async function applyUpdate(record: RecordDef, family: Family, context: Operation
     throw recordNotFound(`No ${record.name} record ${where}`);
   }
   const plan = planChanges(record, row, body[updatableFieldsName(record, family)] as WireRecord, secrets);
-  await shareRecords.update(db, record, key, toRow(record, plan.values, {}, secrets));
-  await shareRecords.appendHistory(db, historyRows(record, key, row, plan.changes, caller.userNumber, secrets));
+  const history = historyRows(record, key, row, plan.changes, caller.userNumber, secrets);
+  await shareRecords.write(db, record, key, toRow(record, plan.values, {}, secrets), history);
   const primaryKey = primaryKeyFields(record, key, row);
   const failures = plan.violations.map(({ violation }) => ({
     Record: record.name,
