@@ -114,6 +114,15 @@ describe('quickstart: coregate serve on a fresh data directory', () => {
   });
 });
 
+/** The Node.js processes a process has forked (its cluster workers). */
+function workersOf(pid: number): string[] {
+  return spawnSync('ps', ['-o', 'pid=,comm=', '--ppid', String(pid)], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([child, command]) => child && command === 'node')
+    .map(([child]) => child!);
+}
+
 describe('coregate serve --workers', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'coregate-workers-'));
   const adminUrl = process.env.TEST_DATABASE_URL;
@@ -143,7 +152,7 @@ describe('coregate serve --workers', () => {
   });
 
   test(
-    'runs N processes on one port on PostgreSQL, and stops them all on SIGTERM',
+    'runs N processes on one port on PostgreSQL, replaces a worker that dies, and stops them all on SIGTERM',
     { skip: !adminUrl && 'TEST_DATABASE_URL is not set' },
     async () => {
       const served = await start(dataDir, {
@@ -151,14 +160,21 @@ describe('coregate serve --workers', () => {
         env: { DATABASE_URL: databaseUrl },
         ready: /2 worker processes/,
       });
-      const workers = spawnSync('ps', ['-o', 'pid=', '--ppid', String(served.child.pid)], { encoding: 'utf8' })
-        .stdout.trim()
-        .split(/\s+/)
-        .filter(Boolean);
+      const workers = workersOf(served.child.pid!);
       assert.equal(workers.length, 2, 'two worker processes');
       for (let i = 0; i < 10; i += 1) assert.equal((await fetch(`${served.baseUrl}/ready`)).status, 200);
+      // A worker that dies is replaced.
+      process.kill(Number(workers[0]), 'SIGKILL');
+      let current: string[] = [];
+      for (let waited = 0; waited < 60_000; waited += 250) {
+        current = workersOf(served.child.pid!);
+        if (current.length === 2 && !current.includes(workers[0]!)) break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      assert.equal(current.length, 2, 'two worker processes again');
+      assert.ok(!current.includes(workers[0]!), 'the killed worker was replaced');
       assert.equal(await stop(served.child), 0);
-      for (const pid of workers) assert.throws(() => process.kill(Number(pid), 0), 'the worker has exited');
+      for (const pid of current) assert.throws(() => process.kill(Number(pid), 0), 'the worker has exited');
     },
   );
 });

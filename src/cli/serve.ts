@@ -131,14 +131,15 @@ async function servePrimary(config: Config, wantsDemo: boolean, workers: number,
     const worker = cluster.fork();
     worker.once('exit', (code, signal) => {
       if (stopping) return;
-      process.stderr.write(`worker ${worker.process.pid} exited (${signal ?? code}); starting another\n`);
+      const exited = `worker ${worker.process.pid} exited (${signal ?? code})`;
       if (Date.now() - started < QUICK_DEATH_MS && ++quickDeaths >= MAX_QUICK_DEATHS) {
-        process.stderr.write('workers keep exiting at start; stopping\n');
+        process.stderr.write(`${exited}; workers keep exiting at start, stopping\n`);
         stopping = true;
         for (const other of Object.values(cluster.workers ?? {})) other?.kill('SIGTERM');
         process.exitCode = 1;
         return;
       }
+      process.stderr.write(`${exited}; starting another\n`);
       fork();
     });
     return worker;
