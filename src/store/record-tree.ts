@@ -7,7 +7,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { FieldDef, RecordDef } from '../catalog/index.js';
 import type { Db } from './database.js';
-import { wireSelection, type Row, type WireRecord } from './records.js';
+import { quoted, selectList, wireSelection, type Row, type WireRecord } from './records.js';
 
 export const POSITION = '__position';
 
@@ -16,8 +16,11 @@ function conditions(key: Row, extra: RawBuilder<unknown>[] = []): RawBuilder<unk
   return parts.length > 0 ? sql.join(parts, sql` and `) : sql`true`;
 }
 
+/** The column that orders a record type's rows under their parent (for the root, its key). */
+const positionOf = (record: RecordDef) => record.positionColumn ?? record.primaryKey.at(-1)!;
+
 function selection(record: RecordDef, fields: readonly FieldDef[]): RawBuilder<unknown> {
-  const position = sql`${sql.ref(record.positionColumn ?? record.primaryKey.at(-1)!)} as ${sql.id(POSITION)}`;
+  const position = sql`${sql.ref(positionOf(record))} as ${sql.id(POSITION)}`;
   return fields.length > 0 ? sql`${wireSelection(fields)}, ${position}` : position;
 }
 
@@ -55,11 +58,8 @@ export interface ChildListPlan {
   readonly children: readonly ChildListPlan[];
 }
 
-const positionOf = (record: RecordDef) => record.positionColumn ?? record.primaryKey.at(-1)!;
 // Catalog names are written into the SQL text (not bound), so that a plan's text is the same on every call.
-const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
-const qualified = (alias: string, name: string) => `${alias}.${quoted(name)}`;
-const column = (alias: string, name: string) => sql.raw(qualified(alias, name));
+const column = (alias: string, name: string) => sql.raw(`${alias}.${quoted(name)}`);
 const text = (value: string) => sql.raw(`'${value.replaceAll("'", "''")}'`);
 
 /**
@@ -73,11 +73,7 @@ function recordJson(
   lists: readonly ChildListPlan[],
   listMaximum: number,
 ): RawBuilder<unknown> {
-  // One raw fragment for the fields: a node per identifier would cost more to compile than the query to run.
-  const values = fields
-    .filter((field) => !field.protection)
-    .map((field) => `${qualified(alias, field.column)} as ${quoted(field.name)}`)
-    .join(', ');
+  const values = selectList(fields, alias);
   const columns = [
     ...(values ? [sql.raw(values)] : []),
     ...lists.map((list) => sql`${listJson(record, alias, list, listMaximum)} as ${sql.raw(quoted(list.list))}`),

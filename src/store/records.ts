@@ -40,39 +40,46 @@ export function toRow(record: RecordDef, values: WireRecord, keys: Row, secrets:
 const BATCH_ROWS = 2000;
 
 /**
- * Bulk insert: each batch is one statement with one JSON parameter expanded by json_populate_recordset,
- * so there is no bind-parameter limit and PostgreSQL converts every column from its JSON text.
+ * The INSERT of a batch of rows: one JSON parameter expanded by json_populate_recordset, so there is no
+ * bind-parameter limit and PostgreSQL converts every column from its JSON text.
  */
+export function insertStatement(record: RecordDef, rows: readonly Row[]): RawBuilder<unknown> {
+  const columnList = sql.join([...new Set(rows.flatMap((row) => Object.keys(row)))].map((c) => sql.id(c)));
+  return sql`insert into ${sql.table(record.table)} (${columnList})
+    select ${columnList} from json_populate_recordset(null::${sql.table(record.table)}, ${JSON.stringify(rows)}::json)`;
+}
+
+/** Bulk insert, in batches of `insertStatement`. */
 export async function insertRows(db: Db, record: RecordDef, rows: readonly Row[]): Promise<void> {
   for (let start = 0; start < rows.length; start += BATCH_ROWS) {
-    const batch = rows.slice(start, start + BATCH_ROWS);
-    const columns = [...new Set(batch.flatMap((row) => Object.keys(row)))];
-    const columnList = sql.join(columns.map((c) => sql.id(c)));
-    await sql`insert into ${sql.table(record.table)} (${columnList})
-      select ${columnList} from json_populate_recordset(null::${sql.table(record.table)}, ${JSON.stringify(batch)}::json)`.execute(
-      db,
-    );
+    await insertStatement(record, rows.slice(start, start + BATCH_ROWS)).execute(db);
   }
 }
 
 /** A quoted identifier, as Kysely's `sql.id` writes it. */
-function quoted(identifier: string): string {
+export function quoted(identifier: string): string {
   return `"${identifier.replaceAll('"', '""')}"`;
 }
 
 /**
+ * `"column" as "WireName", …` of the readable (unprotected) fields, qualified by a table alias if given.
+ * Written as text, not as a node per identifier: a record's select list runs to a hundred columns, and
+ * compiling a node per identifier on every request cost more than the query itself.
+ */
+export function selectList(fields: readonly FieldDef[], alias?: string): string {
+  const prefix = alias === undefined ? '' : `${alias}.`;
+  return fields
+    .filter((f) => !f.protection)
+    .map((f) => `${prefix}${quoted(f.column)} as ${quoted(f.name)}`)
+    .join(', ');
+}
+
+/**
  * The select list that returns columns under their wire names, so rows need no mapping.
- * Protected fields are never selected this way. Written as one raw fragment of quoted catalog names:
- * a record's select list runs to a hundred columns, and compiling a node per identifier on every
- * request cost more than the query itself.
+ * Protected fields are never selected this way.
  */
 export function wireSelection(fields: readonly FieldDef[]): RawBuilder<unknown> {
-  return sql.raw(
-    fields
-      .filter((f) => !f.protection)
-      .map((f) => `${quoted(f.column)} as ${quoted(f.name)}`)
-      .join(', '),
-  );
+  return sql.raw(selectList(fields));
 }
 
 /**

@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import { recordDef, type RecordDef } from '../catalog/index.js';
 import type { Db } from './database.js';
-import { insertRows, type Row } from './records.js';
+import { insertRows, insertStatement, type Row } from './records.js';
 
 /** Where a share record is: account, share and (for sub-records) locator. */
 export interface ShareRecordKey {
@@ -53,10 +53,6 @@ export const shareRecords = {
       if (names.length > 0) await updateStatement(record, key, columns).execute(trx);
       return insertRows(trx, historyRecord, history);
     }
-    const historyColumns = sql.join([...new Set(history.flatMap((row) => Object.keys(row)))].map((c) => sql.id(c)));
-    await sql`with changed as (${updateStatement(record, key, columns)})
-      insert into ${sql.table(historyRecord.table)} (${historyColumns})
-      select ${historyColumns} from json_populate_recordset(null::${sql.table(historyRecord.table)},
-        ${JSON.stringify(history)}::json)`.execute(trx);
+    await sql`with changed as (${updateStatement(record, key, columns)}) ${insertStatement(historyRecord, history)}`.execute(trx);
   },
 };
