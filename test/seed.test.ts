@@ -295,9 +295,27 @@ test('encoder worker threads write the same rows as the seeding thread', async (
   }
 });
 
-test('a seed that fails part-way leaves every table as it was', async () => {
+/** The schema's indexes by name, as PostgreSQL would create them. */
+async function indexDefinitions(db: Db): Promise<Record<string, string>> {
+  const { rows } = await sql<{ indexname: string; indexdef: string }>`
+    select indexname, indexdef from pg_indexes where schemaname = current_schema() order by indexname`.execute(db);
+  return Object.fromEntries(rows.map((row) => [row.indexname, row.indexdef]));
+}
+
+test('seeding keeps every index of the schema, built again after the rows are in', async () => {
+  const database = await openDatabase({});
+  await migrate(database.db);
+  const migrated = await indexDefinitions(database.db);
+  assert.ok(Object.keys(migrated).includes('share_name_ssn_idx'));
+  await seedDatabase(database, secrets, { accounts: 20, seed: SEED });
+  assert.deepEqual(await indexDefinitions(database.db), migrated);
+  await database.close();
+});
+
+test('a seed that fails part-way leaves every table and index as it was', async () => {
   const accounts = 20;
   const { database } = await seededStore(accounts);
+  const indexes = await indexDefinitions(database.db);
   const before = await Promise.all(RECORDS.map((record) => comparableRows(database.db, record)));
   await assert.rejects(
     seedDatabase(database, secrets, {
@@ -312,6 +330,7 @@ test('a seed that fails part-way leaves every table as it was', async () => {
   );
   const after = await Promise.all(RECORDS.map((record) => comparableRows(database.db, record)));
   assert.deepEqual(after, before);
+  assert.deepEqual(await indexDefinitions(database.db), indexes);
 });
 
 test('no card number, SSN or MICR number is stored in clear, and each can be decrypted', async () => {
@@ -517,5 +536,10 @@ test(
       );
     }
     await assertExamplesHold(onPostgres.database.db, demoExamples(SEED, ACCOUNTS));
+    assert.deepEqual(
+      Object.keys(await indexDefinitions(onPostgres.database.db)),
+      Object.keys(await indexDefinitions(onEmbedded.database.db)),
+      'the same indexes',
+    );
   },
 );

@@ -4,7 +4,7 @@
  */
 import { recordDef } from '../catalog/index.js';
 import type { Secrets } from '../security/secrets.js';
-import { copyPlan } from '../store/bulk-load.js';
+import { copyPlan, type CopyRecord, type CopyText } from '../store/bulk-load.js';
 import { SEEDED_RECORD_NAMES, generateAccount } from './generate.js';
 
 /** The COPY plans of the seeded record types, in `SEEDED_RECORD_NAMES` order. */
@@ -16,22 +16,17 @@ export interface AccountRange {
   readonly last: number;
 }
 
-/** A range of accounts as COPY text per seeded table (`SEEDED_PLANS` order), with its row counts. */
+/** A range of accounts as COPY text per seeded table (`SEEDED_PLANS` order). */
 export interface EncodedChunk extends AccountRange {
-  readonly texts: readonly string[];
-  readonly rows: readonly number[];
+  readonly tables: readonly CopyText[];
 }
 
-/** @example encodeChunk(627, { first: 1, last: 2000 }, secrets).texts[0] // the account table's lines */
+/** @example encodeChunk(627, { first: 1, last: 2000 }, secrets).tables[0] // the account table's lines */
 export function encodeChunk(seed: number, { first, last }: AccountRange, secrets: Secrets): EncodedChunk {
-  const lines = SEEDED_PLANS.map((): string[] => []);
+  const batches = SEEDED_PLANS.map((): CopyRecord[] => []);
   for (let index = first; index <= last; index += 1) {
     const { records } = generateAccount(seed, index);
-    SEEDED_RECORD_NAMES.forEach((name, position) => {
-      const plan = SEEDED_PLANS[position];
-      if (!plan) return;
-      for (const { keys, values } of records[name]) lines[position]?.push(plan.line(values, keys, secrets));
-    });
+    SEEDED_RECORD_NAMES.forEach((name, position) => batches[position]?.push(...records[name]));
   }
-  return { first, last, texts: lines.map((table) => table.join('')), rows: lines.map((table) => table.length) };
+  return { first, last, tables: SEEDED_PLANS.map((plan, position) => plan.encode(batches[position] ?? [], secrets)) };
 }

@@ -26,6 +26,8 @@ export const PARALLEL_FROM_ACCOUNTS = 20_000;
  * cores on a larger host (a table is written by one connection, so the largest table bounds the gain).
  */
 const COPY_SESSIONS = Math.max(2, Math.min(8, Math.floor(availableParallelism() / 2)));
+/** Sort memory for building an index after the load (per connection; PostgreSQL's default is 64 MB). */
+const INDEX_BUILD_MEMORY = '256MB';
 
 export interface SeedOptions {
   readonly accounts: number;
@@ -115,28 +117,71 @@ function assignTables(sample: EncodedChunk, sessions: number): number[][] {
   const load = Array.from({ length: sessions }, () => 0);
   const tables = Array.from({ length: sessions }, (): number[] => []);
   const bySize = SEEDED_PLANS.map((_, position) => position).sort(
-    (a, b) => (sample.texts[b]?.length ?? 0) - (sample.texts[a]?.length ?? 0),
+    (a, b) => (sample.tables[b]?.text.length ?? 0) - (sample.tables[a]?.text.length ?? 0),
   );
   for (const position of bySize) {
     const lightest = load.indexOf(Math.min(...load));
     tables[lightest]?.push(position);
-    load[lightest] = (load[lightest] ?? 0) + (sample.texts[position]?.length ?? 0);
+    load[lightest] = (load[lightest] ?? 0) + (sample.tables[position]?.text.length ?? 0);
   }
   return tables;
+}
+
+/** A secondary index of a seeded table, as `pg_get_indexdef` gives it. */
+interface SecondaryIndex {
+  readonly table: string;
+  readonly name: string;
+  readonly definition: string;
+}
+
+/**
+ * The seeded tables' indexes other than primary keys and constraints' indexes: the load drops them and
+ * builds them again once the rows are in, which costs far less than updating them row by row.
+ */
+async function secondaryIndexes(database: Database): Promise<SecondaryIndex[]> {
+  const tables = SEEDED_PLANS.map((plan) => plan.table);
+  const { rows } = await sql<SecondaryIndex>`
+    select c.relname as "table", i.indexrelid::regclass::text as name, pg_get_indexdef(i.indexrelid) as definition
+    from pg_index i join pg_class c on c.oid = i.indrelid
+    where c.relname in (${sql.join(tables)}) and c.relnamespace = current_schema()::regnamespace
+      and not i.indisprimary
+      and not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid)
+    order by i.indexrelid`.execute(database.db);
+  return rows;
 }
 
 /**
  * Empties each session's tables in its own transaction, which lets COPY write the rows frozen: visible
  * to all and marked so in the visibility map, so index-only scans work at once and no vacuum pass follows.
+ * Their secondary indexes are dropped in the same transaction, to be built again by `restoreIndexes`.
  */
-async function claimTables(sessions: readonly BulkSession[], tables: readonly number[][]): Promise<void> {
+async function claimTables(sessions: readonly BulkSession[], tables: readonly number[][], indexes: readonly SecondaryIndex[]) {
   await Promise.all(
     sessions.map(async (session, s) => {
-      const names = (tables[s] ?? []).map((position) => SEEDED_PLANS[position]?.table);
-      if (names.length > 0) await session.execute(`truncate ${names.join(', ')}`);
+      const names = tablesOf(tables, s);
+      if (names.length === 0) return;
+      await session.execute(`truncate ${names.join(', ')}`);
+      const dropped = indexes.filter((index) => names.includes(index.table));
+      if (dropped.length > 0) await session.execute(`drop index ${dropped.map((index) => index.name).join(', ')}`);
     }),
   );
 }
+
+/** Builds each session's dropped indexes again, before its transaction commits. */
+async function restoreIndexes(sessions: readonly BulkSession[], tables: readonly number[][], indexes: readonly SecondaryIndex[]) {
+  await Promise.all(
+    sessions.map(async (session, s) => {
+      const names = tablesOf(tables, s);
+      const dropped = indexes.filter((index) => names.includes(index.table));
+      if (dropped.length === 0) return;
+      await session.execute(`set local maintenance_work_mem = '${INDEX_BUILD_MEMORY}'`);
+      for (const index of dropped) await session.execute(index.definition);
+    }),
+  );
+}
+
+const tablesOf = (tables: readonly number[][], session: number): string[] =>
+  (tables[session] ?? []).flatMap((position) => SEEDED_PLANS[position]?.table ?? []);
 
 /** Writes one chunk's tables on their sessions; each session writes its chunks in order. */
 function writeChunk(chunk: EncodedChunk, sessions: readonly BulkSession[], tables: readonly number[][], tails: Promise<void>[]) {
@@ -144,8 +189,8 @@ function writeChunk(chunk: EncodedChunk, sessions: readonly BulkSession[], table
     const tail = (tails[s] ?? Promise.resolve()).then(async () => {
       for (const position of tables[s] ?? []) {
         const plan = SEEDED_PLANS[position];
-        const text = chunk.texts[position];
-        if (plan && text) await session.copy(plan.table, plan.columns, text, true);
+        const encoded = chunk.tables[position];
+        if (plan && encoded && encoded.rows > 0) await session.copy(plan.table, encoded.columns, encoded.text, true);
       }
     });
     tails[s] = tail;
@@ -180,6 +225,7 @@ export async function seedDatabase(database: Database, secrets: Secrets, options
         return encodeChunk(seed, range, secrets);
       };
   const rows = SEEDED_PLANS.map(() => 0);
+  const indexes = await secondaryIndexes(database);
   try {
     await database.bulkLoad(COPY_SESSIONS, async (sessions) => {
       const tails: Promise<void>[] = sessions.map(() => Promise.resolve());
@@ -188,15 +234,16 @@ export async function seedDatabase(database: Database, secrets: Secrets, options
       for await (const chunk of encodedChunks(ranges, encode, Math.max(2, workers * 2))) {
         if (!tables) {
           tables = assignTables(chunk, sessions.length);
-          await claimTables(sessions, tables);
+          await claimTables(sessions, tables, indexes);
         }
-        chunk.rows.forEach((count, position) => (rows[position] = (rows[position] ?? 0) + count));
+        chunk.tables.forEach((encoded, position) => (rows[position] = (rows[position] ?? 0) + encoded.rows));
         // One chunk in flight while the next is encoded; both awaits rethrow a failed COPY.
         await written;
         written = writeChunk(chunk, sessions, tables, tails).then(() => onProgress?.(chunk.last, accounts));
         written.catch(() => undefined);
       }
       await written;
+      if (tables) await restoreIndexes(sessions, tables, indexes);
     });
   } finally {
     await pool?.close();

@@ -57,40 +57,76 @@ function slotsOf(columns: readonly TableColumn[]): { fields: Map<string, FieldSl
   return { fields, keys };
 }
 
-/** How one record type is written with COPY: its table, its column list and a line encoder. */
-export interface CopyPlan {
-  readonly table: string;
-  /** Columns in COPY order; identity columns are left to the database. */
-  readonly columns: readonly string[];
-  /** One COPY text line (with its newline) from a record's wire values and parent keys. */
-  line(values: WireRecord, keys: Row, secrets: Secrets): string;
+/** One record to write: its wire values and its parent keys. */
+export interface CopyRecord {
+  readonly values: WireRecord;
+  readonly keys: Row;
 }
 
-/** @example copyPlan(recordDef('Card')).line({ Locator: 1, CardNumber: '4312…' }, { account_number: '0000000001' }, secrets) */
+/** A batch of records as COPY text: the columns it fills, in COPY order, and one line per record. */
+export interface CopyText {
+  readonly columns: readonly string[];
+  readonly text: string;
+  readonly rows: number;
+}
+
+/** How one record type is written with COPY: its table and a batch encoder. */
+export interface CopyPlan {
+  readonly table: string;
+  /**
+   * Encodes records as COPY text lines over only the columns some record of the batch fills (parent keys
+   * always): records are sparse, and a column left out of COPY's column list is NULL, as an unfilled
+   * one would be, so neither side spends time on runs of NULL markers.
+   */
+  encode(records: readonly CopyRecord[], secrets: Secrets): CopyText;
+}
+
+/** @example copyPlan(recordDef('Card')).encode([{ values: { Locator: 1, CardNumber: '4312…' }, keys: { account_number: '0000000001' } }], secrets) */
 export function copyPlan(record: RecordDef): CopyPlan {
   const columns = tableColumns(record).filter((column) => !column.identity);
   const { fields, keys } = slotsOf(columns);
-  const empty: readonly string[] = columns.map(() => COPY_NULL);
+  /** The columns a value of this field fills: its own, or its HMAC and ciphertext. */
+  const filled = (slot: FieldSlot) => [slot.value, slot.hmac, slot.cipher].filter((position) => position !== undefined);
   return {
     table: record.table,
-    columns: columns.map((column) => column.name),
-    // Rows are sparse, so the line starts all NULL and only the values present are encoded: parent keys
-    // first, then the record's own fields, which win where both name a column (as in `toRow`).
-    line(values, keyValues, secrets) {
-      const out = empty.slice();
-      for (const [name, position] of keys) out[position] = valueText(keyValues[name]);
-      for (const name in values) {
-        const slot = fields.get(name);
-        const value = values[name];
-        if (!slot || value === undefined) continue;
-        if (slot.value !== undefined) out[slot.value] = valueText(value);
-        if (slot.hmac !== undefined && slot.field.protection && value !== null) {
-          out[slot.hmac] = copyBytes(secrets.lookupHash(slot.field.protection, String(value)));
+    encode(records, secrets) {
+      // First pass: which columns the batch fills, numbered in table order.
+      const used = new Set<number>(keys.map(([, position]) => position));
+      for (const { values } of records) {
+        for (const name in values) {
+          const slot = fields.get(name);
+          if (slot && values[name] !== undefined) for (const position of filled(slot)) used.add(position);
         }
-        if (slot.cipher !== undefined && value !== null) out[slot.cipher] = copyBytes(secrets.encrypt(String(value)));
-        if (value === null) for (const position of [slot.hmac, slot.cipher]) if (position !== undefined) out[position] = COPY_NULL;
       }
-      return `${out.join('\t')}\n`;
+      const positions = [...used].sort((a, b) => a - b);
+      const place = new Int32Array(columns.length).fill(-1);
+      positions.forEach((position, index) => (place[position] = index));
+      const at = (position: number | undefined) => (position === undefined ? -1 : (place[position] ?? -1));
+      const empty: readonly string[] = positions.map(() => COPY_NULL);
+      // Second pass: one line per record, parent keys first, then the record's own fields, which win
+      // where both name a column (as in `toRow`).
+      const lines: string[] = [];
+      for (const { values, keys: keyValues } of records) {
+        const out = empty.slice();
+        for (const [name, position] of keys) out[at(position)] = valueText(keyValues[name]);
+        for (const name in values) {
+          const slot = fields.get(name);
+          const value = values[name];
+          if (!slot || value === undefined) continue;
+          if (slot.value !== undefined) out[at(slot.value)] = valueText(value);
+          if (value === null) continue; // the HMAC and ciphertext columns stay NULL
+          if (slot.hmac !== undefined && slot.field.protection) {
+            out[at(slot.hmac)] = copyBytes(secrets.lookupHash(slot.field.protection, String(value)));
+          }
+          if (slot.cipher !== undefined) out[at(slot.cipher)] = copyBytes(secrets.encrypt(String(value)));
+        }
+        lines.push(out.join('\t'));
+      }
+      return {
+        columns: positions.map((position) => columns[position]?.name ?? ''),
+        text: lines.length > 0 ? `${lines.join('\n')}\n` : '',
+        rows: lines.length,
+      };
     },
   };
 }
