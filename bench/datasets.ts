@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { BENCH_DIR, runCommand } from './servers.js';
+import { BENCH_DIR, COREGATE, runCommand } from './servers.js';
 
 const DATA_DIR = join(BENCH_DIR, '.data');
 const MARKER = 'bench-dataset.json';
@@ -70,7 +70,7 @@ function coregateEnv(dataDir: string, databaseUrl?: string): NodeJS.ProcessEnv {
 
 /** Runs `coregate <args>` from the repository. */
 function coregate(args: readonly string[], env: NodeJS.ProcessEnv, echo = false) {
-  return runCommand(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], env, { echo });
+  return runCommand(COREGATE.command, [...COREGATE.args, ...args], env, { echo });
 }
 
 function readMarker(dataDir: string): Seeding | undefined {

@@ -18,7 +18,7 @@ import { parseOptions, SCALE_CHECKS, TARGETS, USAGE, UsageError, type BenchOptio
 import { machineFacts, resultsTable, scaleCheckLines, writeResults } from './report.js';
 import { lookupScaleCheck, pagingScaleCheck, SCALE_MEASUREMENTS, SMALL_ACCOUNTS, type ScaleCheck } from './scale.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
-import { installCleanup, stopAllChildren } from './servers.js';
+import { buildCoregate, installCleanup, stopAllChildren } from './servers.js';
 import {
   ceilingTarget,
   coregateTarget,
@@ -237,7 +237,7 @@ async function run(options: BenchOptions): Promise<void> {
   const selection = select(options);
   const settings = { seconds: options.duration, connections: options.connections };
   const notes = [
-    "RSS is the server's whole process tree (cluster workers, tsx's esbuild helper); PostgreSQL's processes are not counted",
+    "RSS is the server's whole process tree (with cluster workers); PostgreSQL's processes are not counted",
   ];
   const runs = selection.targets.length * selection.scenarios.length + (selection.scaleChecks ? SCALE_MEASUREMENTS : 0);
   const minutes = (runs * (options.duration + warmUpSeconds(options.duration))) / 60;
@@ -246,6 +246,7 @@ async function run(options: BenchOptions): Promise<void> {
       `${selection.scaleChecks ? ' and the scale checks' : ''}; measuring takes about ${minutes.toFixed(1)} min`,
   );
   const postgres = await postgresVersion(options.databaseUrl).catch((error: Error) => `unreachable: ${error.message}`);
+  await buildCoregate();
   const datasets = await prepareDatasets(options, selection, notes);
   const answerSizes = new Map<string, number>();
   const targets = await startTargets(selection, datasets, options.workers, answerSizes, notes);

@@ -13,6 +13,14 @@ import { fileURLToPath } from 'node:url';
 export const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
+/** `coregate` as `npm start` runs it: compiled to dist/ by `buildCoregate`. */
+export const COREGATE = { command: process.execPath, args: ['--enable-source-maps', 'dist/coregate.js'] } as const;
+
+/** Compiles coregate (`npm run build`), so the servers measured are the ones `npm start` runs. */
+export async function buildCoregate(): Promise<void> {
+  await runCommand(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], process.env);
+}
+
 /** Process groups of the children started: each child leads its own, with whatever it forks. */
 const groups = new Set<number>();
 

@@ -20,7 +20,7 @@ import {
   type PreparedRequest,
   type WalkStart,
 } from './scenarios.js';
-import { BENCH_DIR, freePort, startServer, type Server } from './servers.js';
+import { BENCH_DIR, COREGATE, freePort, startServer, type Server } from './servers.js';
 
 export interface Target {
   readonly id: TargetId;
@@ -50,18 +50,11 @@ const jsonHeaders = (token: string): Headers => ({
 
 /** Starts `coregate serve` on a dataset; `workers` above 1 adds --workers. */
 export async function startCoregate(name: string, dataset: Dataset, workers: number): Promise<Server> {
-  const args = [
-    '--import',
-    'tsx',
-    'src/cli/main.ts',
-    'serve',
-    '--no-demo',
-    ...(workers > 1 ? ['--workers', String(workers)] : []),
-  ];
+  const args = [...COREGATE.args, 'serve', '--no-demo', ...(workers > 1 ? ['--workers', String(workers)] : [])];
   const port = await freePort();
   // The banner comes once every worker listens.
   const readyLine = /coregate is serving/;
-  return startServer({ name, command: process.execPath, args, env: dataset.env, port, readyPath: '/ready', readyLine });
+  return startServer({ name, command: COREGATE.command, args, env: dataset.env, port, readyPath: '/ready', readyLine });
 }
 
 const MAX_PAGES_PER_LIST = 100;

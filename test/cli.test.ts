@@ -1,17 +1,30 @@
 /**
- * The README's quickstart as a user runs it: `coregate serve` on a fresh data directory seeds the demo,
- * prints and stores the demo credentials, serves the API; a second start reuses everything. Plus the
- * token and user commands.
+ * The README's quickstart as a user runs it: `npm start` compiles the command line and runs
+ * `coregate serve`, which on a fresh data directory seeds the demo, prints and stores the demo
+ * credentials, serves the API; a second start reuses everything. Plus the token and user commands.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 
+/** The command line from source, through tsx. */
 const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
+
+/**
+ * Compiles the command line as `npm start` does, into a directory of its own (inside the repository,
+ * where its dependencies resolve), and returns the arguments that run it.
+ */
+function compiledCli(): { args: string[]; remove: () => void } {
+  mkdirSync('node_modules/.cache', { recursive: true });
+  const outdir = mkdtempSync(join('node_modules/.cache', 'coregate-build-'));
+  const built = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts', outdir], { encoding: 'utf8' });
+  assert.equal(built.status, 0, built.stderr);
+  return { args: ['--enable-source-maps', join(outdir, 'coregate.js')], remove: () => rmSync(outdir, { recursive: true, force: true }) };
+}
 
 interface Started {
   readonly child: ChildProcess;
@@ -20,8 +33,11 @@ interface Started {
 }
 
 /** Starts `coregate serve` and resolves once its output matches `ready` (by default: the demo banner). */
-function start(dataDir: string, options: { args?: string[]; env?: NodeJS.ProcessEnv; ready?: RegExp } = {}): Promise<Started> {
-  const child = spawn(process.execPath, [...CLI, 'serve', ...(options.args ?? [])], {
+function start(
+  dataDir: string,
+  options: { cli?: readonly string[]; args?: string[]; env?: NodeJS.ProcessEnv; ready?: RegExp } = {},
+): Promise<Started> {
+  const child = spawn(process.execPath, [...(options.cli ?? CLI), 'serve', ...(options.args ?? [])], {
     env: { ...process.env, COREGATE_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -52,20 +68,29 @@ function stop(child: ChildProcess): Promise<number | null> {
 }
 
 function cli(dataDir: string, ...args: string[]) {
-  return spawnSync(process.execPath, [...CLI, ...args], {
+  return run(CLI, dataDir, ...args);
+}
+
+function run(command: readonly string[], dataDir: string, ...args: string[]) {
+  return spawnSync(process.execPath, [...command, ...args], {
     env: { ...process.env, COREGATE_DATA_DIR: dataDir, DATABASE_URL: '' },
     encoding: 'utf8',
   });
 }
 
-describe('quickstart: coregate serve on a fresh data directory', () => {
+describe('quickstart: the compiled coregate serve on a fresh data directory', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'coregate-quickstart-'));
+  let compiled: ReturnType<typeof compiledCli>;
   let first: Started;
-  before(async () => (first = await start(dataDir)));
+  before(async () => {
+    compiled = compiledCli();
+    first = await start(dataDir, { cli: compiled.args });
+  });
   after(async () => {
     // Also when a filter skipped the test that stops it.
     if (first.child.exitCode === null) await stop(first.child);
     rmSync(dataDir, { recursive: true, force: true });
+    compiled.remove();
   });
 
   test('the first start seeds the demo and prints the token, the admin password and a curl call', () => {
@@ -100,7 +125,7 @@ describe('quickstart: coregate serve on a fresh data directory', () => {
   test('a second start reuses the data and the credentials', async () => {
     const credentials = readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8');
     assert.equal(await stop(first.child), 0);
-    const second = await start(dataDir);
+    const second = await start(dataDir, { cli: compiled.args });
     try {
       assert.doesNotMatch(second.output, /Demo data seeded/);
       assert.equal(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8'), credentials);
@@ -110,6 +135,17 @@ describe('quickstart: coregate serve on a fresh data directory', () => {
       assert.equal(health.status, 200);
     } finally {
       await stop(second.child);
+    }
+  });
+
+  test('the compiled seed command encodes on worker threads', () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'coregate-compiled-seed-'));
+    try {
+      const seeded = run(compiled.args, fresh, 'seed', '--accounts', '40', '--workers', '2');
+      assert.equal(seeded.status, 0, seeded.stderr);
+      assert.match(seeded.stdout, /Seeded 40 accounts/);
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
     }
   });
 });

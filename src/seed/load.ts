@@ -58,11 +58,16 @@ export function defaultEncoderWorkers(accounts: number): number {
 }
 
 /**
- * The worker's entry: the project runs as TypeScript through tsx, so the worker registers tsx before
- * importing its module (a loader given on the parent's command line does not reach worker threads).
+ * Starts an encoder worker thread: the compiled module beside this one (dist/), or, when the project runs
+ * as TypeScript, the source through tsx (a loader given on the parent's command line does not reach
+ * worker threads, so the worker registers tsx itself).
  */
-const ENCODER_WORKER_BOOT = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
-  .then(({ register }) => { register(); return import(${JSON.stringify(new URL('./encoder-worker.ts', import.meta.url).href)}); });`;
+function startEncoder(workerData: Uint8Array): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./encoder-worker.js', import.meta.url), { workerData });
+  const boot = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
+    .then(({ register }) => { register(); return import(${JSON.stringify(new URL('./encoder-worker.ts', import.meta.url).href)}); });`;
+  return new Worker(boot, { eval: true, workerData });
+}
 
 /** Encodes chunks on worker threads; results come back in the order jobs were given to each worker. */
 class EncoderPool {
@@ -71,7 +76,7 @@ class EncoderPool {
 
   constructor(count: number, secrets: Secrets) {
     this.workers = Array.from({ length: count }, () => {
-      const worker = new Worker(ENCODER_WORKER_BOOT, { eval: true, workerData: secrets.master() });
+      const worker = startEncoder(secrets.master());
       const entry = { worker, waiting: [] as ((chunk: EncodedChunk | Error) => void)[] };
       worker.on('message', (chunk: EncodedChunk) => entry.waiting.shift()?.(chunk));
       worker.on('error', (error) => entry.waiting.splice(0).forEach((settle) => settle(error)));
