@@ -10,6 +10,8 @@ export interface Config {
   readonly dataDir: string;
   /** PostgreSQL URL; absent means the embedded database under `<dataDir>/pglite`. */
   readonly databaseUrl: string | undefined;
+  /** PostgreSQL connections per process (each `serve --workers` process has its own pool). */
+  readonly databasePoolSize: number;
   /** 64 hex characters; instances sharing a database must share it. */
   readonly secret: string | undefined;
   readonly logLevel: string;
@@ -68,6 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST || '127.0.0.1',
     dataDir: resolve(env.COREGATE_DATA_DIR || './data'),
     databaseUrl: env.DATABASE_URL || undefined,
+    databasePoolSize: integer(env, 'COREGATE_DB_POOL', 10, 1, 1000),
     secret: env.COREGATE_SECRET || undefined,
     logLevel: env.LOG_LEVEL || 'info',
     bodyLimit: integer(env, 'COREGATE_BODY_LIMIT', 256 * 1024, 1024, 64 * 1024 * 1024),

@@ -22,7 +22,9 @@ export function embeddedDatabaseDir(config: Config): string {
 export async function openRuntime(config: Config, options: { migrate?: boolean } = {}): Promise<Runtime> {
   const secrets = secretsFromMaster(loadMasterSecret(config.dataDir, config.secret));
   const database = await openDatabase(
-    config.databaseUrl ? { url: config.databaseUrl } : { dataDir: embeddedDatabaseDir(config) },
+    config.databaseUrl
+      ? { url: config.databaseUrl, poolSize: config.databasePoolSize }
+      : { dataDir: embeddedDatabaseDir(config) },
   );
   try {
     const applied = options.migrate === false ? [] : await migrate(database.db);
