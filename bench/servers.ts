@@ -8,13 +8,15 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { startCommand } from '../scripts/start-command.js';
 
 /** The bench directory, and the repository where every child runs. */
 export const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** `coregate` as `npm start` runs it: compiled to dist/ by `buildCoregate`. */
-export const COREGATE = { command: process.execPath, args: ['--enable-source-maps', 'dist/coregate.js'] } as const;
+/** `coregate` as `npm start` runs it (its Node.js flags included): compiled to dist/ by `buildCoregate`. */
+const start = startCommand();
+export const COREGATE = { command: process.execPath, args: [...start.flags, start.entry] } as const;
 
 /** Compiles coregate (`npm run build`), so the servers measured are the ones `npm start` runs. */
 export async function buildCoregate(): Promise<void> {

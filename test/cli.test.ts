@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
+import { startCommand } from '../scripts/start-command.js';
 
 /** The command line from source, through tsx. */
 const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
@@ -23,7 +24,8 @@ function compiledCli(): { args: string[]; remove: () => void } {
   const outdir = mkdtempSync(join('node_modules/.cache', 'coregate-build-'));
   const built = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts', outdir], { encoding: 'utf8' });
   assert.equal(built.status, 0, built.stderr);
-  return { args: ['--enable-source-maps', join(outdir, 'coregate.js')], remove: () => rmSync(outdir, { recursive: true, force: true }) };
+  const { flags } = startCommand();
+  return { args: [...flags, join(outdir, 'coregate.js')], remove: () => rmSync(outdir, { recursive: true, force: true }) };
 }
 
 interface Started {
