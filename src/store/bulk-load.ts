@@ -75,8 +75,9 @@ export interface CopyPlan {
   readonly table: string;
   /**
    * Encodes records as COPY text lines over only the columns some record of the batch fills (parent keys
-   * always): records are sparse, and a column left out of COPY's column list is NULL, as an unfilled
-   * one would be, so neither side spends time on runs of NULL markers.
+   * always): records are sparse, and a column left out of COPY's column list takes its default, which
+   * for a record's columns is NULL, as an unfilled one would be. Neither side spends time on runs of NULL
+   * markers.
    */
   encode(records: readonly CopyRecord[], secrets: Secrets): CopyText;
 }
