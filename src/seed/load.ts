@@ -166,7 +166,7 @@ async function claimTables(sessions: readonly BulkSession[], tables: readonly nu
       const names = tablesOf(tables, s);
       if (names.length === 0) return;
       await session.execute(`truncate ${names.join(', ')}`);
-      const dropped = indexes.filter((index) => names.includes(index.table));
+      const dropped = indexesOf(tables, s, indexes);
       if (dropped.length > 0) await session.execute(`drop index ${dropped.map((index) => index.name).join(', ')}`);
     }),
   );
@@ -176,8 +176,7 @@ async function claimTables(sessions: readonly BulkSession[], tables: readonly nu
 async function restoreIndexes(sessions: readonly BulkSession[], tables: readonly number[][], indexes: readonly SecondaryIndex[]) {
   await Promise.all(
     sessions.map(async (session, s) => {
-      const names = tablesOf(tables, s);
-      const dropped = indexes.filter((index) => names.includes(index.table));
+      const dropped = indexesOf(tables, s, indexes);
       if (dropped.length === 0) return;
       await session.execute(`set local maintenance_work_mem = '${INDEX_BUILD_MEMORY}'`);
       for (const index of dropped) await session.execute(index.definition);
@@ -187,6 +186,12 @@ async function restoreIndexes(sessions: readonly BulkSession[], tables: readonly
 
 const tablesOf = (tables: readonly number[][], session: number): string[] =>
   (tables[session] ?? []).flatMap((position) => SEEDED_PLANS[position]?.table ?? []);
+
+/** The secondary indexes of one session's tables: dropped by `claimTables`, built again by `restoreIndexes`. */
+function indexesOf(tables: readonly number[][], session: number, indexes: readonly SecondaryIndex[]): SecondaryIndex[] {
+  const names = tablesOf(tables, session);
+  return indexes.filter((index) => names.includes(index.table));
+}
 
 /** Writes one chunk's tables on their sessions; each session writes its chunks in order. */
 function writeChunk(chunk: EncodedChunk, sessions: readonly BulkSession[], tables: readonly number[][], tails: Promise<void>[]) {

@@ -86,8 +86,10 @@ export interface CopyPlan {
 export function copyPlan(record: RecordDef): CopyPlan {
   const columns = tableColumns(record).filter((column) => !column.identity);
   const { fields, keys } = slotsOf(columns);
-  /** The columns a value of this field fills: its own, or its HMAC and ciphertext. */
-  const filled = (slot: FieldSlot) => [slot.value, slot.hmac, slot.cipher].filter((position) => position !== undefined);
+  /** The columns a value of each field fills: its own, or its HMAC and ciphertext. */
+  const filled = new Map(
+    [...fields].map(([name, slot]) => [name, [slot.value, slot.hmac, slot.cipher].filter((position) => position !== undefined)]),
+  );
   return {
     table: record.table,
     encode(records, secrets) {
@@ -95,8 +97,8 @@ export function copyPlan(record: RecordDef): CopyPlan {
       const used = new Set<number>(keys.map(([, position]) => position));
       for (const { values } of records) {
         for (const name in values) {
-          const slot = fields.get(name);
-          if (slot && values[name] !== undefined) for (const position of filled(slot)) used.add(position);
+          if (values[name] === undefined) continue;
+          for (const position of filled.get(name) ?? []) used.add(position);
         }
       }
       const positions = [...used].sort((a, b) => a - b);
