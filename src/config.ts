@@ -39,6 +39,25 @@ export interface Config {
   readonly redisUrl: string | undefined;
   /** Credential kinds accepted per service, where configured (COREGATE_CREDENTIALS_<SERVICE>). */
   readonly credentialPolicy: Readonly<Partial<Record<string, readonly string[]>>>;
+  /** How long a request waits for a PostgreSQL connection before it is answered 503 UNAVAILABLE. */
+  readonly databaseConnectTimeoutMs: number;
+  /** How long one PostgreSQL query may take before it is abandoned (a hung or unreachable server). */
+  readonly databaseQueryTimeoutMs: number;
+  /** Milliseconds read events wait in memory before they are written: the audit trail's loss window on a crash. */
+  readonly auditFlushMs: number;
+  /** Audit events held in memory at most while the database cannot take them; beyond it the oldest are dropped (and counted in the log). */
+  readonly auditBufferMax: number;
+  /** A client must send its whole header block within this time (slowloris), and its whole request within `requestTimeoutMs`. */
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this time. */
+  readonly keepAliveTimeoutMs: number;
+  /** Open client connections at most per process; further connections are closed at once. */
+  readonly maxConnections: number;
+  /** On SIGTERM/SIGINT, in-flight requests get this long to finish before every connection is closed and the process exits. */
+  readonly shutdownGraceMs: number;
+  /** Hours an Idempotency-Key and its response are kept; older keys are swept. */
+  readonly idempotencyRetentionHours: number;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -86,5 +105,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     findByRateLimitPerMinute: integer(env, 'COREGATE_FINDBY_RATE_LIMIT', 1200, 1, 100_000_000),
     redisUrl: env.REDIS_URL || undefined,
     credentialPolicy: credentialPolicy(env),
+    databaseConnectTimeoutMs: integer(env, 'COREGATE_DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
+    databaseQueryTimeoutMs: integer(env, 'COREGATE_DB_QUERY_TIMEOUT_MS', 15_000, 100, 3_600_000),
+    auditFlushMs: integer(env, 'COREGATE_AUDIT_FLUSH_MS', 200, 0, 60_000),
+    auditBufferMax: integer(env, 'COREGATE_AUDIT_BUFFER_MAX', 100_000, 100, 10_000_000),
+    headersTimeoutMs: integer(env, 'COREGATE_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+    requestTimeoutMs: integer(env, 'COREGATE_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    keepAliveTimeoutMs: integer(env, 'COREGATE_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+    maxConnections: integer(env, 'COREGATE_MAX_CONNECTIONS', 2_000, 1, 1_000_000),
+    shutdownGraceMs: integer(env, 'COREGATE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    idempotencyRetentionHours: integer(env, 'COREGATE_IDEMPOTENCY_RETENTION_HOURS', 24, 1, 24 * 365),
   };
 }

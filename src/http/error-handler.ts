@@ -4,7 +4,8 @@
  * whose details go to the log only.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { Problem, problemBody, validationFailed, type PropertyError } from './problems.js';
+import { isConnectionFailure } from '../store/database.js';
+import { databaseUnavailable, Problem, problemBody, validationFailed, type PropertyError } from './problems.js';
 
 interface AjvError {
   instancePath: string;
@@ -48,6 +49,7 @@ const FASTIFY_CODES: Record<string, () => Problem> = {
 
 function toProblem(error: FastifyError): Problem | undefined {
   if (error instanceof Problem) return error;
+  if (isConnectionFailure(error)) return databaseUnavailable();
   if (error.validation) return validationFailed(propertyErrors(error.validation as AjvError[]));
   const known = error.code ? FASTIFY_CODES[error.code] : undefined;
   if (known) return known();

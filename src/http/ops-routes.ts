@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import type { AnyOperation } from '../operations/types.js';
 import { operationPath } from '../operations/types.js';
 import { ping, type Db } from '../store/database.js';
-import { Problem } from './problems.js';
+import { databaseUnavailable } from './problems.js';
 
 export function registerOpsRoutes(app: FastifyInstance, options: { db: Db; operations: readonly AnyOperation[] }): void {
   const hide = { hide: true };
@@ -18,7 +18,7 @@ export function registerOpsRoutes(app: FastifyInstance, options: { db: Db; opera
     try {
       await ping(options.db);
     } catch {
-      throw new Problem(503, 'UNAVAILABLE', 'The database is not reachable');
+      throw databaseUnavailable();
     }
     return { status: 'ready' };
   });

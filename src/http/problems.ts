@@ -81,6 +81,16 @@ export function forbidden(detail = 'The credentials do not allow this operation'
   return new Problem(403, 'FORBIDDEN', detail);
 }
 
+/** Seconds a client is told to wait when the database is unreachable: about how long a restart takes. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/** 503 with Retry-After: the database is unreachable, nothing about the request was wrong. */
+export function databaseUnavailable(): Problem {
+  return new Problem(503, 'UNAVAILABLE', 'The database is not reachable; retry shortly', undefined, {
+    'retry-after': String(DATABASE_RETRY_AFTER_SECONDS),
+  });
+}
+
 export const ProblemSchema = Type.Object(
   {
     type: Type.String(),

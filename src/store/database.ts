@@ -98,6 +98,11 @@ export interface DatabaseOptions {
   /** PostgreSQL schema to use (created if missing); tests use one schema per suite. */
   readonly schema?: string;
   readonly poolSize?: number;
+  /** PostgreSQL: how long to wait for a connection, and for one query, before the database counts as unavailable. */
+  readonly connectTimeoutMs?: number;
+  readonly queryTimeoutMs?: number;
+  /** Told when an idle or checked-out PostgreSQL connection is lost (the pool replaces it); for the log. */
+  readonly onConnectionError?: (error: Error) => void;
 }
 
 const OID = { int8: 20, numeric: 1700, date: 1082, timestamptz: 1184 } as const;
@@ -120,11 +125,46 @@ function postgresTypes(): pg.CustomTypesConfig {
 const MAX_NAMED_STATEMENTS = 2000;
 
 /**
+ * The database cannot be reached: the connection was refused, lost or timed out, or the server is
+ * shutting down or starting. Callers answer 503 and retry later; nothing about the request was wrong.
+ */
+export class DatabaseUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the database is not reachable', { cause });
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+/** SQLSTATEs and socket errors that mean "the server is not there (now)", not "the query is wrong". */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006']);
+const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** pg reports lost connections and its own timeouts as plain Errors with these messages. */
+const UNAVAILABLE_MESSAGE =
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed)/;
+
+/** @example isConnectionFailure(Object.assign(new Error(), { code: 'ECONNREFUSED' })) // true */
+export function isConnectionFailure(error: unknown): boolean {
+  if (error instanceof DatabaseUnavailableError) return true;
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_SOCKET_CODES.has(code))) return true;
+  if (error instanceof AggregateError && error.errors.some(isConnectionFailure)) return true;
+  return UNAVAILABLE_MESSAGE.test(error.message);
+}
+
+const unavailableOr = (error: unknown): unknown => (isConnectionFailure(error) ? new DatabaseUnavailableError(error) : error);
+
+/**
  * The pool Kysely sees: every query text gets a statement name, so each connection parses and plans it
  * once and then only binds and executes it. The number of names is bounded, since search queries are
  * compiled from user input and could otherwise grow the server's statement cache without end.
+ *
+ * It is also where a lost database stops being fatal: every client has an `error` listener for its whole
+ * life (pg emits `error` on a checked-out client when the server goes away between queries, and an
+ * unheard `error` ends the process), a client whose connection failed is destroyed on release instead of
+ * going back to the pool, and connection failures become `DatabaseUnavailableError`.
  */
-function preparingPool(pool: pg.Pool): PostgresPool {
+function preparingPool(pool: pg.Pool, onConnectionError: (error: Error) => void): PostgresPool {
   const names = new Map<string, string>();
   const nameOf = (text: string): string | undefined => {
     let name = names.get(text);
@@ -135,21 +175,38 @@ function preparingPool(pool: pg.Pool): PostgresPool {
     return name;
   };
   const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
-  const wrap = (client: pg.PoolClient): PostgresPoolClient => ({
-    get processID() {
-      return (client as pg.PoolClient & { processID?: number }).processID;
-    },
-    // Kysely passes either a query text with its parameters or a cursor (streaming), which pg runs as is.
-    query: ((query: string | pg.Submittable, values?: unknown[]) =>
-      typeof query === 'string'
-        ? client.query({ name: nameOf(query), text: query, values })
-        : client.query(query)) as unknown as PostgresPoolClient['query'],
-    release: (destroy?: boolean) => client.release(destroy),
-  });
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    let broken = false;
+    client.on('error', (error) => {
+      broken = true;
+      onConnectionError(error);
+    });
+    const failed = (error: unknown): never => {
+      if (isConnectionFailure(error)) broken = true;
+      throw unavailableOr(error);
+    };
+    return {
+      get processID() {
+        return (client as pg.PoolClient & { processID?: number }).processID;
+      },
+      // Kysely passes either a query text with its parameters or a cursor (streaming), which pg runs as is.
+      query: ((query: string | pg.Submittable, values?: unknown[]) =>
+        typeof query === 'string'
+          ? client.query({ name: nameOf(query), text: query, values }).catch(failed)
+          : client.query(query)) as unknown as PostgresPoolClient['query'],
+      release: (destroy?: boolean) => {
+        client.release(destroy || broken);
+        // A client the pool keeps starts its next checkout sound; a destroyed one is never seen again.
+        broken = false;
+      },
+    };
+  };
   return {
     options: pool.options,
     async connect() {
-      const client = await pool.connect();
+      const client = await pool.connect().catch((error: unknown) => {
+        throw unavailableOr(error);
+      });
       let connection = wrapped.get(client);
       if (!connection) {
         connection = wrap(client);
@@ -170,13 +227,19 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       await admin.query(`create schema if not exists "${options.schema}"`);
       await admin.end();
     }
+    const onConnectionError = options.onConnectionError ?? (() => undefined);
     const pool = new pg.Pool({
       connectionString: options.url,
       max: options.poolSize ?? 10,
       types: postgresTypes(),
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+      query_timeout: options.queryTimeoutMs ?? 15_000,
+      keepAlive: true,
       ...(options.schema ? { options: `-c search_path="${options.schema}"` } : {}),
     });
-    const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+    // An idle client that loses its connection is removed by the pool, which then emits `error`: unheard, it would end the process.
+    pool.on('error', onConnectionError);
+    const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: preparingPool(pool, onConnectionError) }) });
     return {
       db,
       kind: 'postgres',
@@ -186,7 +249,16 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
   const pglite = await PGlite.create(options.dataDir ?? 'memory://', { parsers });
   const db = new Kysely<unknown>({ dialect: new PGliteDialect(pglite) });
-  return { db, kind: 'pglite', bulkLoad: (_sessions, load) => pgliteBulkLoad(db, pglite, load), close: () => db.destroy() };
+  return {
+    db,
+    kind: 'pglite',
+    bulkLoad: (_sessions, load) => pgliteBulkLoad(db, pglite, load),
+    async close() {
+      await db.destroy();
+      // Kysely closes its driver only if it ran a query; an unclosed PGlite keeps the process alive.
+      if (!pglite.closed) await pglite.close();
+    },
+  };
 }
 
 /** Drops a PostgreSQL schema (test clean-up). */
