@@ -124,15 +124,18 @@ describe('quickstart: the compiled coregate serve on a fresh data directory', ()
     assert.ok(result.AccountNumber.length > 0, 'the demo short name matches accounts');
   });
 
-  test('a second start reuses the data and the credentials', async () => {
+  test('a second start reuses the data and the credentials, and names the credentials file instead of printing the secrets', async () => {
     const credentials = readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8');
     assert.equal(await stop(first.child), 0);
     const second = await start(dataDir, { cli: compiled.args });
     try {
       assert.doesNotMatch(second.output, /Demo data seeded/);
       assert.equal(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8'), credentials);
-      const { apiToken } = JSON.parse(credentials);
-      assert.ok(second.output.includes(apiToken));
+      const { apiToken, adminPassword } = JSON.parse(credentials);
+      assert.ok(!second.output.includes(apiToken), 'the token is not printed again');
+      assert.ok(!second.output.includes(adminPassword), 'the admin password is not printed again');
+      assert.ok(second.output.includes(join(dataDir, 'demo-credentials.json')), 'the banner names the file');
+      assert.match(second.output, /TOKEN=\$\(jq -r \.apiToken /);
       const health = await fetch(`${second.baseUrl}/ready`);
       assert.equal(health.status, 200);
     } finally {

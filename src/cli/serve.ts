@@ -31,11 +31,20 @@ interface ListeningMessage {
   readonly listening: number;
 }
 
-/** A worker that dies this soon after starting is not restarted again after `MAX_QUICK_DEATHS` such deaths. */
+/**
+ * A worker that dies this soon after starting counts as a quick death; each is followed by a longer wait
+ * before the next fork (1 s, 2 s, 4 s … at most `MAX_RESTART_DELAY_MS`), and after `MAX_QUICK_DEATHS` in a
+ * row the primary gives up. Workers do not die of a database outage (they wait for the database), so
+ * quick deaths mean a fault that a restart will not mend.
+ */
 const QUICK_DEATH_MS = 5000;
-const MAX_QUICK_DEATHS = 3;
-/** How long workers get to finish their requests on shutdown before they are killed. */
-const SHUTDOWN_GRACE_MS = 10_000;
+const MAX_QUICK_DEATHS = 5;
+const MAX_RESTART_DELAY_MS = 30_000;
+/** Waits between attempts to reach the database at start: doubling from the first to the last. */
+const DATABASE_RETRY_FIRST_MS = 250;
+const DATABASE_RETRY_MAX_MS = 5_000;
+/** After the grace period every connection is closed; the process exits this much later at the latest. */
+const FORCED_EXIT_MS = 1_000;
 
 export async function serveCommand(argv: string[], config: Config, print: Print): Promise<void> {
   const { flags, values } = parseCommand(SERVE, argv);
@@ -46,6 +55,8 @@ export async function serveCommand(argv: string[], config: Config, print: Print)
     throw new UsageError('--workers needs DATABASE_URL: the embedded database is a single process; serve it with one');
   }
   if (cluster.isWorker) return serveWorker(perWorkerLimits(config, workers));
+  // Settings are checked before anything is migrated or seeded (buildApp checks them again in each worker).
+  (await import('../operations/credential-policy.js')).checkCredentialPolicy(config.credentialPolicy);
   const wantsDemo = flags.has('no-demo') ? false : flags.has('demo') || !config.databaseUrl;
   if (workers === 1) return serveAlone(config, wantsDemo, print);
   return servePrimary(config, wantsDemo, workers, print);
@@ -64,15 +75,50 @@ function perWorkerLimits(config: Config, workers: number): Config {
   };
 }
 
-/** Migrates and sets up the demo when asked; returns the runtime, still open. */
-async function prepare(config: Config, wantsDemo: boolean, print: Print): Promise<Runtime> {
-  const { openRuntime } = await import('../runtime.js');
-  const runtime = await openRuntime(config);
-  const { bootstrapDemo, demoCredentialsFile } = await import('./demo.js');
-  if (wantsDemo && (await bootstrapDemo(runtime, config))) {
-    print(`Demo data seeded; credentials written to ${demoCredentialsFile(config)}`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Opens and migrates the database, waiting for it while it is unreachable (a PostgreSQL that is still
+ * starting or restarting): each failed attempt is reported once, and the port is served as soon as the
+ * database answers. Any other failure (bad credentials, a failing migration) is thrown at once.
+ */
+async function openRuntimeWhenReachable(config: Config, report: Print): Promise<Runtime> {
+  const [{ openRuntime }, { isConnectionFailure }] = await Promise.all([
+    import('../runtime.js'),
+    import('../store/database.js'),
+  ]);
+  for (let wait = DATABASE_RETRY_FIRST_MS; ; wait = Math.min(wait * 2, DATABASE_RETRY_MAX_MS)) {
+    try {
+      return await openRuntime(config, { onConnectionError: (error) => connectionErrors.report(error) });
+    } catch (error) {
+      if (!isConnectionFailure(error)) throw error;
+      report(`the database is not reachable (${failureReason(error)}); trying again in ${wait} ms`);
+      await sleep(wait);
+    }
   }
-  return runtime;
+}
+
+/** The driver's own words for a connection failure (`ECONNREFUSED`, `57P03`, a message), not ours. */
+function failureReason(error: unknown): string {
+  const cause = (error as { cause?: unknown }).cause ?? error;
+  const { code, message } = cause as { code?: unknown; message?: unknown };
+  return String(code ?? message);
+}
+
+const toStderr: Print = (line) => process.stderr.write(`${line}\n`);
+
+/** Where lost database connections are reported: stderr until the server's logger exists, then its log. */
+const connectionErrors = {
+  report: (error: Error) => toStderr(`a database connection was lost (${error.message}); it will be replaced`),
+};
+
+/** Migrates and sets up the demo when asked; returns the runtime, still open, and whether the demo was set up now. */
+async function prepare(config: Config, wantsDemo: boolean, print: Print): Promise<{ runtime: Runtime; seeded: boolean }> {
+  const runtime = await openRuntimeWhenReachable(config, toStderr);
+  const { bootstrapDemo, demoCredentialsFile } = await import('./demo.js');
+  const seeded = wantsDemo && (await bootstrapDemo(runtime, config));
+  if (seeded) print(`Demo data seeded; credentials written to ${demoCredentialsFile(config)}`);
+  return { runtime, seeded };
 }
 
 /** Builds the app on an open runtime and listens; closes both on SIGINT/SIGTERM. Returns the port. */
@@ -89,22 +135,42 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
     logger: { level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } },
     jwt: jwtSettings ? createJwtVerifier(jwtSettings) : undefined,
   });
+  connectionErrors.report = (error) => app.log.warn({ err: error }, 'a database connection was lost; it will be replaced');
+  let stopping = false;
   const shutdown = async (signal: string) => {
-    app.log.info({ signal }, 'shutting down');
-    await app.close();
-    await runtime.database.close();
+    if (stopping) {
+      // A second signal: the operator does not want to wait for the grace period.
+      app.log.warn({ signal }, 'stopping at once');
+      process.exit(1);
+    }
+    stopping = true;
+    app.log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: no new connections, finishing requests in flight');
+    // Whatever the clients do (a body dripping in, a connection held open), the process ends within the grace period.
+    const deadline = setTimeout(() => {
+      app.log.warn('requests still open after the grace period; closing their connections');
+      app.server.closeAllConnections();
+      setTimeout(() => process.exit(1), FORCED_EXIT_MS).unref();
+    }, config.shutdownGraceMs);
+    deadline.unref();
+    try {
+      await app.close();
+      await runtime.database.close();
+    } catch (error) {
+      app.log.error({ err: error }, 'shutdown did not complete cleanly');
+      process.exit(1);
+    }
     process.exit(0);
   };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   return typeof address === 'object' && address ? address.port : config.port;
 }
 
 async function serveAlone(config: Config, wantsDemo: boolean, print: Print): Promise<void> {
-  const runtime = await prepare(config, wantsDemo, print);
-  await printBanner(config, await listen(config, runtime), print);
+  const { runtime, seeded } = await prepare(config, wantsDemo, print);
+  await printBanner(config, await listen(config, runtime), print, { showSecrets: seeded });
 }
 
 /**
@@ -112,71 +178,95 @@ async function serveAlone(config: Config, wantsDemo: boolean, print: Print): Pro
  * wait), listens on the shared port and reports it.
  */
 async function serveWorker(config: Config): Promise<void> {
-  const { openRuntime } = await import('../runtime.js');
-  const runtime = await openRuntime(config);
+  const runtime = await openRuntimeWhenReachable(config, (line) => toStderr(`worker ${process.pid}: ${line}`));
   const port = await listen(config, runtime);
   process.send?.({ listening: port } satisfies ListeningMessage);
 }
 
 /**
  * The cluster primary: sets up the demo first when asked, forks the workers, prints the banner when all
- * listen, restarts a worker that dies (unless workers keep dying at start) and stops them all on a signal.
+ * listen, restarts a worker that dies (waiting longer after each quick death, giving up after several in
+ * a row) and stops them all on a signal.
  */
 async function servePrimary(config: Config, wantsDemo: boolean, workers: number, print: Print): Promise<void> {
-  if (wantsDemo) await (await prepare(config, wantsDemo, print)).database.close();
+  const seeded = wantsDemo ? await prepare(config, wantsDemo, print).then(async ({ runtime, seeded }) => {
+    await runtime.database.close();
+    return seeded;
+  }) : false;
   let stopping = false;
   let quickDeaths = 0;
+  const listeningPorts = new Map<number, number>();
+  let bannerShown = false;
+  let resolveStarted: () => void = () => undefined;
+  let rejectStarted: (error: Error) => void = () => undefined;
+  const started = new Promise<void>((resolve, reject) => {
+    resolveStarted = resolve;
+    rejectStarted = reject;
+  });
   const fork = () => {
-    const started = Date.now();
+    const forkedAt = Date.now();
     const worker = cluster.fork();
+    worker.on('message', (message: Partial<ListeningMessage>) => {
+      if (typeof message.listening !== 'number') return;
+      listeningPorts.set(worker.id, message.listening);
+      quickDeaths = 0;
+      if (!bannerShown && listeningPorts.size === workers) {
+        bannerShown = true;
+        resolveStarted();
+      }
+    });
     worker.once('exit', (code, signal) => {
+      listeningPorts.delete(worker.id);
       if (stopping) return;
       const exited = `worker ${worker.process.pid} exited (${signal ?? code})`;
-      if (Date.now() - started < QUICK_DEATH_MS && ++quickDeaths >= MAX_QUICK_DEATHS) {
+      if (Date.now() - forkedAt >= QUICK_DEATH_MS) quickDeaths = 0;
+      else quickDeaths += 1;
+      if (quickDeaths >= MAX_QUICK_DEATHS) {
         process.stderr.write(`${exited}; workers keep exiting at start, stopping\n`);
         stopping = true;
         for (const other of Object.values(cluster.workers ?? {})) other?.kill('SIGTERM');
         process.exitCode = 1;
+        rejectStarted(new Error(`workers exited ${quickDeaths} times in a row at start`));
         return;
       }
-      process.stderr.write(`${exited}; starting another\n`);
-      fork();
+      const delay = quickDeaths === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 1000 * 2 ** (quickDeaths - 1));
+      process.stderr.write(`${exited}; starting another${delay ? ` in ${delay} ms` : ''}\n`);
+      setTimeout(() => {
+        if (!stopping) fork();
+      }, delay);
     });
-    return worker;
   };
-  const listening = Array.from({ length: workers }, () => {
-    const worker = fork();
-    return new Promise<number>((resolve, reject) => {
-      worker.on('message', (message: Partial<ListeningMessage>) => {
-        if (typeof message.listening === 'number') resolve(message.listening);
-      });
-      worker.once('exit', (code) => reject(new Error(`a worker exited with ${code} before listening`)));
-    });
-  });
   const stop = async () => {
+    if (stopping) process.exit(1);
     stopping = true;
     const alive = Object.values(cluster.workers ?? {}).filter((worker) => worker !== undefined);
     const exited = alive.map((worker) => new Promise<void>((resolve) => worker.once('exit', () => resolve())));
     for (const worker of alive) worker.kill('SIGTERM');
-    const grace = setTimeout(() => alive.forEach((worker) => worker.process.kill('SIGKILL')), SHUTDOWN_GRACE_MS);
+    // Each worker exits within its own grace period; this one only covers a worker that hangs regardless.
+    const grace = setTimeout(
+      () => alive.forEach((worker) => worker.process.kill('SIGKILL')),
+      config.shutdownGraceMs + FORCED_EXIT_MS * 2,
+    );
     await Promise.all(exited);
     clearTimeout(grace);
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
-  let ports: number[];
-  try {
-    ports = await Promise.all(listening);
-  } catch (error) {
-    stopping = true;
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.kill('SIGTERM');
-    throw error;
-  }
-  await printBanner(config, ports[0] ?? config.port, print, workers);
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+  for (let i = 0; i < workers; i += 1) fork();
+  await started;
+  const port = [...listeningPorts.values()][0] ?? config.port;
+  await printBanner(config, port, print, { workers, showSecrets: seeded });
 }
 
-async function printBanner(config: Config, port: number, print: Print, workers = 1): Promise<void> {
+interface BannerOptions {
+  readonly workers?: number;
+  /** The demo credentials were created by this start: print them this once (later starts point at the file). */
+  readonly showSecrets: boolean;
+}
+
+async function printBanner(config: Config, port: number, print: Print, options: BannerOptions): Promise<void> {
+  const workers = options.workers ?? 1;
   const base = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
   const store = config.databaseUrl ? 'PostgreSQL' : `embedded database in ${config.dataDir}`;
   const processes = workers > 1 ? `, ${workers} worker processes` : '';
@@ -184,21 +274,33 @@ async function printBanner(config: Config, port: number, print: Print, workers =
   print(`coregate is serving the Core Account Records API at ${base} (${store}${processes})`);
   print(`  API reference:  ${base}/docs`);
   print(`  OpenAPI:        ${base}/openapi.json`);
-  const demo = wantsBanner(config) ? (await import('./demo.js')).readDemoCredentials(config) : undefined;
-  if (demo) {
+  const demoModule = wantsBanner(config) ? await import('./demo.js') : undefined;
+  const demo = demoModule?.readDemoCredentials(config);
+  if (demoModule && demo) {
     const [{ demoExamples }, { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED }] = await Promise.all([
       import('../seed/examples.js'),
       import('../seed/load.js'),
     ]);
     const { shortName } = demoExamples(DEFAULT_SEED, DEFAULT_DEMO_ACCOUNTS);
-    print(`  Demo token:     ${demo.apiToken}`);
-    print(`  Admin password: ${demo.adminPassword}`);
+    const file = demoModule.demoCredentialsFile(config);
+    // The secrets reach the terminal (and whatever collects its output) once; later starts name the file.
+    if (options.showSecrets) {
+      print(`  Demo token:     ${demo.apiToken}`);
+      print(`  Admin password: ${demo.adminPassword}`);
+      print(`  (shown this once; both are kept in ${file}, readable by you only)`);
+    } else {
+      print(`  Demo token and admin password: ${file}`);
+    }
     print(`  Demo values to try: docs/demo-data.md`);
     print('');
     print('Try it:');
+    const [bearer, password] = options.showSecrets
+      ? [`'Authorization: Bearer ${demo.apiToken}'`, demo.adminPassword]
+      : ['"Authorization: Bearer $TOKEN"', `'"$ADMIN_PASSWORD"'`];
+    if (!options.showSecrets) print(`  TOKEN=$(jq -r .apiToken ${file}); ADMIN_PASSWORD=$(jq -r .adminPassword ${file})`);
     print(
-      `  curl -s ${base}/gw/627/persistent/findby/findByShortName -H 'Authorization: Bearer ${demo.apiToken}' ` +
-        `-H 'Content-Type: application/json' -d '{"Credentials":{"AdministrativeCredentials":{"Password":"${demo.adminPassword}"}},"ShortName":"${shortName.shortName}"}'`,
+      `  curl -s ${base}/gw/627/persistent/findby/findByShortName -H ${bearer} -H 'Content-Type: application/json' ` +
+        `-d '{"Credentials":{"AdministrativeCredentials":{"Password":"${password}"}},"ShortName":"${shortName.shortName}"}'`,
     );
   }
   print('');

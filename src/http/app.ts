@@ -7,6 +7,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from '../config.js';
+import { checkCredentialPolicy } from '../operations/credential-policy.js';
 import { OPERATIONS, SHARED_SCHEMAS } from '../operations/index.js';
 import { Authenticator } from '../security/authenticator.js';
 import type { JwtVerifier } from '../security/jwt.js';
@@ -16,6 +17,8 @@ import { AuditLog } from '../store/audit.js';
 import type { Db } from '../store/database.js';
 import { errorHandler, sendProblem } from './error-handler.js';
 import { registerJsonBodyParser } from './json-body.js';
+import { registerMaintenance } from './maintenance.js';
+import { withSafeErrorLogging } from './log-safety.js';
 import { openApiOptions } from './openapi.js';
 import { registerOperationRoutes } from './operation-routes.js';
 import { registerOpsRoutes } from './ops-routes.js';
@@ -34,6 +37,8 @@ export interface AppOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+/** How often Node enforces the header and request deadlines on open connections. */
+const CONNECTION_CHECK_MS = 1_000;
 
 /** Paths of the redacted log fields: credentials and the bearer token never reach the log. */
 export const LOG_REDACT = [
@@ -58,11 +63,20 @@ const API_CONTENT_POLICY = "default-src 'none'; frame-ancestors 'none'";
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, secrets, config } = options;
+  checkCredentialPolicy(config.credentialPolicy);
   const app = Fastify({
-    logger: options.logger ?? false,
+    // Errors reach the log without SQL text, parameters or record values (log-safety.ts).
+    logger: withSafeErrorLogging(options.logger ?? false),
     bodyLimit: config.bodyLimit,
-    requestTimeout: 30_000,
-    connectionTimeout: 60_000,
+    // Slow and stuck clients: the header block and the whole request each have a deadline, an idle
+    // keep-alive connection is closed, and Node checks the deadlines every second (default: 30 s).
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    connectionTimeout: config.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(config.headersTimeoutMs, config.requestTimeoutMs),
+      connectionsCheckingInterval: CONNECTION_CHECK_MS,
+    },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     requestIdHeader: false,
@@ -83,16 +97,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
 
+  // Connections past the cap are closed as they arrive, so a flood of idle sockets cannot exhaust file descriptors.
+  app.server.maxConnections = config.maxConnections;
+
   const authenticator = new Authenticator(db, secrets, config, { jwt: options.jwt });
   const limiter =
     options.limiter ??
     createRateLimiter(config.redisUrl, {
-      // Long enough that a busy event loop under a burst does not turn into letting the burst through;
-      // short enough that a Redis outage costs a request at most a second.
+      // Long enough that a busy event loop under a burst does not turn into an outage; short enough that
+      // noticing one costs a request at most a second (during it, no request waits for Redis).
       timeoutMs: 1000,
-      onError: (error) => app.log.warn({ err: error }, 'rate limiter unavailable; requests are let through'),
+      onError: (error) => app.log.warn({ err: error }, 'Redis is unavailable; rate limits are enforced per instance until it is back'),
+      onRecover: () => app.log.info('Redis is back; rate limits are shared again'),
     });
-  const audit = new AuditLog(db, (error) => app.log.error({ err: error }, 'audit events could not be written'));
+  const audit = new AuditLog(db, {
+    flushMs: config.auditFlushMs,
+    bufferMax: config.auditBufferMax,
+    onError: (error, message) => app.log.error(error ? { err: error } : {}, message),
+  });
   app.addHook('onClose', async () => {
     await audit.flush();
     if (!options.limiter) await limiter.close();
@@ -141,5 +163,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   registerOperationRoutes(app, { db, secrets, config, operations: OPERATIONS, authenticator, limiter, audit });
   registerOpsRoutes(app, { db, operations: OPERATIONS });
+  registerMaintenance(app, { db, config });
   return app;
 }
