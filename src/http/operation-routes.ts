@@ -12,7 +12,7 @@ import { operationPath, type AnyOperation } from '../operations/types.js';
 import type { Authenticator, BearerIdentity, CredentialIdentity } from '../security/authenticator.js';
 import type { RateLimiter } from '../security/rate-limit.js';
 import type { Secrets } from '../security/secrets.js';
-import type { AuditLog } from '../store/audit.js';
+import { AuditLog, type AuditEvent } from '../store/audit.js';
 import type { Db } from '../store/database.js';
 import { forbidden, Problem } from './problems.js';
 import { runWrite } from './writes.js';
@@ -25,6 +25,8 @@ declare module 'fastify' {
     problemCode?: string;
     /** Accounts found by the operation, for the audit trail. */
     auditAccounts?: readonly string[];
+    /** The call's audit event was committed in its write transaction; the response hook adds none. */
+    auditedInTransaction?: boolean;
   }
   interface FastifyContextConfig {
     operation?: AnyOperation;
@@ -65,6 +67,22 @@ function touchedAccounts(request: FastifyRequest): string[] {
   return [...(request.auditAccounts ?? [])];
 }
 
+/** The audit event of a call to an operation, answered with `status` (and a problem `code` when it failed). */
+function auditEvent(request: FastifyRequest, operation: AnyOperation, status: number, code: string | null): AuditEvent {
+  const body = request.body as { CollateralNumber?: unknown } | undefined;
+  return {
+    requestId: request.id,
+    tokenName: request.bearer?.tokenName ?? null,
+    userNumber: request.caller?.userNumber ?? null,
+    memberAccount: request.caller?.memberAccount ?? null,
+    operation: `${operation.family}:${operation.name}`,
+    accountNumbers: touchedAccounts(request),
+    collateralNumber: typeof body?.CollateralNumber === 'string' ? body.CollateralNumber.slice(0, 10) : null,
+    status,
+    code,
+  };
+}
+
 export function registerOperationRoutes(app: FastifyInstance, options: OperationRoutesOptions): void {
   const { db, secrets, config, authenticator, limiter, audit } = options;
   const general = { limit: config.rateLimitPerMinute, windowSeconds: MINUTE };
@@ -90,19 +108,9 @@ export function registerOperationRoutes(app: FastifyInstance, options: Operation
 
   app.addHook('onResponse', async (request, reply) => {
     const operation = request.routeOptions.config.operation;
-    if (!operation) return;
-    const body = request.body as { CollateralNumber?: unknown } | undefined;
-    audit.record({
-      requestId: request.id,
-      tokenName: request.bearer?.tokenName ?? null,
-      userNumber: request.caller?.userNumber ?? null,
-      memberAccount: request.caller?.memberAccount ?? null,
-      operation: `${operation.family}:${operation.name}`,
-      accountNumbers: touchedAccounts(request),
-      collateralNumber: typeof body?.CollateralNumber === 'string' ? body.CollateralNumber.slice(0, 10) : null,
-      status: reply.statusCode,
-      code: request.problemCode ?? null,
-    });
+    // A write's event was committed with the write itself (see runWrite).
+    if (!operation || request.auditedInTransaction) return;
+    audit.record(auditEvent(request, operation, reply.statusCode, request.problemCode ?? null));
   });
 
   for (const operation of options.operations) {
@@ -127,7 +135,7 @@ export function registerOperationRoutes(app: FastifyInstance, options: Operation
       },
       async (request, reply) => {
         const body = request.body as { Credentials: CredentialsBody } & Record<string, unknown>;
-        const caller = await authenticator.verifyCredentials(body.Credentials, accepted);
+        const caller = await authenticator.verifyCredentials(body.Credentials, accepted, request.bearer!.tokenName);
         request.caller = caller;
         // Member confinement: a member's credentials reach only the member's own account.
         if (caller.memberAccount !== undefined && operation.accountOf?.(body) !== caller.memberAccount) {
@@ -140,13 +148,16 @@ export function registerOperationRoutes(app: FastifyInstance, options: Operation
                 db,
                 path: operationPath(operation),
                 tokenName: request.bearer!.tokenName,
+                retentionHours: config.idempotencyRetentionHours,
                 idempotencyKeyHeader: request.headers['idempotency-key'],
                 body,
                 reply,
+                audit: (trx) => AuditLog.insertInTransaction(trx, auditEvent(request, operation, 200, null)),
               },
               (trx) => operation.handle({ ...context, db: trx }, body),
             )
           : await operation.handle(context, body);
+        if (operation.writes) request.auditedInTransaction = true;
         if (operation.auditAccounts) request.auditAccounts = operation.auditAccounts(result);
         return result;
       },

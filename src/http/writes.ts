@@ -32,26 +32,39 @@ export interface WriteRequest {
   readonly db: Db;
   readonly path: string;
   readonly tokenName: string;
+  /** How long a key is remembered (`config.idempotencyRetentionHours`). */
+  readonly retentionHours: number;
   readonly idempotencyKeyHeader: string | string[] | undefined;
   readonly body: Record<string, unknown>;
   readonly reply: FastifyReply;
+  /** Writes the call's audit event in the transaction, so an acknowledged write always has one. */
+  readonly audit: (trx: Db) => Promise<void>;
+}
+
+/** Keys are per caller; a caller name longer than the column (a long JWT subject) is kept as its digest. */
+const OWNER_MAX = 64;
+function keyOwner(tokenName: string): string {
+  return tokenName.length <= OWNER_MAX ? tokenName : `sha256:${createHash('sha256').update(tokenName).digest('base64url')}`;
 }
 
 export async function runWrite(request: WriteRequest, apply: (trx: Db) => Promise<unknown>): Promise<unknown> {
   const key = idempotencyKeyOf(request.idempotencyKeyHeader);
+  const owner = keyOwner(request.tokenName);
   return request.db.transaction().execute(async (trx) => {
     if (key !== undefined) {
-      const reservation = await idempotencyKeys.reserve(trx, request.tokenName, key, requestHash(request.path, request.body));
+      const reservation = await idempotencyKeys.reserve(trx, owner, key, requestHash(request.path, request.body), request.retentionHours);
       if (reservation.kind === 'conflict') {
         throw new Problem(422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request');
       }
       if (reservation.kind === 'replay') {
         request.reply.header('idempotent-replayed', 'true');
+        await request.audit(trx);
         return reservation.response;
       }
     }
     const result = await apply(trx);
-    if (key !== undefined) await idempotencyKeys.complete(trx, request.tokenName, key, 200, result);
+    if (key !== undefined) await idempotencyKeys.complete(trx, owner, key, 200, result);
+    await request.audit(trx);
     return result;
   });
 }

@@ -1,9 +1,16 @@
 /**
  * The audit trail: who called which operation on which account or collateral, when, and how it ended,
- * denied attempts included. Events are buffered briefly and written in batches, off the request path.
+ * denied attempts included.
+ *
+ * Durability: a write's event is inserted in the write's own transaction (`insertInTransaction`), so an
+ * acknowledged update always has its event. Every other event (reads, refusals, failed writes) is
+ * buffered for `flushMs` and written in batches off the request path: a crash loses at most that window.
+ * A batch the database cannot take now (it is unreachable) stays buffered and is retried, up to
+ * `bufferMax` events; a batch it refuses for its content is written row by row, so one bad event never
+ * costs the others theirs. Values are made storable first (no NUL, no unpaired surrogate, column widths).
  */
 import { sql } from 'kysely';
-import type { Db } from './database.js';
+import { isConnectionFailure, type Db } from './database.js';
 
 export interface AuditEvent {
   readonly requestId: string;
@@ -23,59 +30,145 @@ export interface AuditRow extends Omit<AuditEvent, 'accountNumbers'> {
   readonly accountNumbers: string | null;
 }
 
-const FLUSH_MS = 200;
+export interface AuditLogOptions {
+  /** How long events wait in memory before a batch is written (the loss window on a crash). */
+  readonly flushMs: number;
+  /** Events held at most while the database is unreachable; the oldest are dropped beyond it. */
+  readonly bufferMax: number;
+  /** Told what could not be written and why: for the log. Never given event contents beyond ids. */
+  readonly onError: (error: unknown, message: string) => void;
+}
+
 const BATCH = 500;
+const MAX_ACCOUNTS = 20;
+/** Waits before retrying a batch the database could not take: doubling up to the last. */
+const RETRY_FIRST_MS = 500;
+const RETRY_MAX_MS = 10_000;
+
+/** Text PostgreSQL can store, at most `max` characters: NUL and unpaired surrogates become U+FFFD. */
+function storable(value: string | null, max: number): string | null {
+  if (value === null) return null;
+  return value.toWellFormed().replaceAll('\u0000', '\uFFFD').slice(0, max);
+}
+
+/** An event as the `audit_event` row it becomes, every value within its column. */
+function auditRow(event: AuditEvent) {
+  const accounts = event.accountNumbers.slice(0, MAX_ACCOUNTS).map((account) => storable(account, 20)!);
+  return {
+    request_id: storable(event.requestId, 64)!,
+    token_name: storable(event.tokenName, 160),
+    user_number: Number.isSafeInteger(event.userNumber) ? event.userNumber : null,
+    member_account: storable(event.memberAccount, 10),
+    operation: storable(event.operation, 80)!,
+    account_numbers: accounts.length > 0 ? accounts.join(',') : null,
+    collateral_number: storable(event.collateralNumber, 10),
+    status: event.status,
+    code: storable(event.code, 40),
+  };
+}
+
+async function insertRows(db: Db, events: readonly AuditEvent[]): Promise<void> {
+  await sql`insert into audit_event (request_id, token_name, user_number, member_account, operation,
+      account_numbers, collateral_number, status, code)
+    select request_id, token_name, user_number, member_account, operation, account_numbers, collateral_number,
+      status, code
+    from json_populate_recordset(null::audit_event, ${JSON.stringify(events.map(auditRow))}::json)`.execute(db);
+}
 
 export class AuditLog {
   private pending: AuditEvent[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  private retryMs = RETRY_FIRST_MS;
+  private dropped = 0;
 
   constructor(
     private readonly db: Db,
-    private readonly onError: (error: unknown) => void,
+    private readonly options: AuditLogOptions,
   ) {}
 
+  /** Buffers an event; it is written within `flushMs` (or retried while the database is away). */
   record(event: AuditEvent): void {
     this.pending.push(event);
-    if (this.pending.length >= BATCH) void this.flush();
-    else if (!this.timer) {
-      this.timer = setTimeout(() => void this.flush(), FLUSH_MS);
-      this.timer.unref();
+    if (this.pending.length > this.options.bufferMax) {
+      this.pending.shift();
+      this.dropped += 1;
     }
+    if (this.pending.length >= BATCH) void this.flush();
+    else this.schedule(this.options.flushMs);
   }
 
-  /** Writes everything recorded so far (also called on shutdown). */
+  /** Writes an event inside a caller's transaction: it commits or rolls back with the caller's change. */
+  static insertInTransaction(trx: Db, event: AuditEvent): Promise<void> {
+    return insertRows(trx, [event]);
+  }
+
+  /** Writes everything recorded so far (also called on shutdown); resolves when written or put back for a retry. */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    const batch = this.pending;
-    this.pending = [];
+    const batch = this.pending.splice(0, BATCH);
     this.flushing = this.flushing.then(() => (batch.length > 0 ? this.write(batch) : undefined));
+    if (this.pending.length > 0) this.schedule(0);
     return this.flushing;
   }
 
+  /** Events waiting to be written. */
+  get backlog(): number {
+    return this.pending.length;
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => void this.flush(), ms);
+    this.timer.unref();
+  }
+
   private async write(batch: readonly AuditEvent[]): Promise<void> {
-    const rows = batch.map((e) => ({
-      request_id: e.requestId,
-      token_name: e.tokenName,
-      user_number: e.userNumber,
-      member_account: e.memberAccount,
-      operation: e.operation,
-      account_numbers: e.accountNumbers.length > 0 ? e.accountNumbers.slice(0, 20).join(',') : null,
-      collateral_number: e.collateralNumber,
-      status: e.status,
-      code: e.code,
-    }));
     try {
-      await sql`insert into audit_event (request_id, token_name, user_number, member_account, operation,
-          account_numbers, collateral_number, status, code)
-        select request_id, token_name, user_number, member_account, operation, account_numbers, collateral_number,
-          status, code
-        from json_populate_recordset(null::audit_event, ${JSON.stringify(rows)}::json)`.execute(this.db);
+      await insertRows(this.db, batch);
+      this.retryMs = RETRY_FIRST_MS;
+      this.reportDropped();
     } catch (error) {
-      this.onError(error);
+      if (isConnectionFailure(error)) {
+        // Keep the batch, oldest first, and try again later; the buffer bound still holds.
+        this.pending = [...batch, ...this.pending];
+        const excess = this.pending.length - this.options.bufferMax;
+        if (excess > 0) {
+          this.pending.splice(0, excess);
+          this.dropped += excess;
+        }
+        if (this.retryMs === RETRY_FIRST_MS) this.options.onError(error, `audit events kept in memory until the database is back (${this.pending.length} waiting)`);
+        if (this.timer) clearTimeout(this.timer);
+        this.timer = undefined;
+        this.schedule(this.retryMs);
+        this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+        return;
+      }
+      await this.writeOneByOne(batch, error);
     }
+  }
+
+  /** A batch refused for its content: each event on its own, so only a bad one is lost, and it is named. */
+  private async writeOneByOne(batch: readonly AuditEvent[], batchError: unknown): Promise<void> {
+    for (const [index, event] of batch.entries()) {
+      try {
+        await insertRows(this.db, [event]);
+      } catch (error) {
+        if (isConnectionFailure(error)) {
+          this.pending = [...batch.slice(index), ...this.pending];
+          this.schedule(this.retryMs);
+          return;
+        }
+        this.options.onError(error ?? batchError, `audit event of request ${event.requestId} (${event.operation}) could not be written`);
+      }
+    }
+  }
+
+  private reportDropped(): void {
+    if (this.dropped === 0) return;
+    this.options.onError(undefined, `${this.dropped} audit events were dropped while the database was unreachable (COREGATE_AUDIT_BUFFER_MAX)`);
+    this.dropped = 0;
   }
 }
 
