@@ -144,7 +144,7 @@ for (const backend of BACKENDS) {
         [name, { BirthDate: '2023-02-30' }, 'INVALID_DATE'],
         [name, { BirthDate: 'yesterday' }, 'INVALID_DATE'],
         [name, { Ssn: '12345' }, 'PATTERN_MISMATCH'],
-        [name, { First: 'ANN\u0000' }, 'INVALID_CHARACTER'],
+        [name, { First: 'ANN\u0001' }, 'INVALID_CHARACTER'],
         [name, { Type: 10000 }, 'OUT_OF_RANGE'],
         [name, { BeneficialPercent: 100.5 }, 'OUT_OF_RANGE'],
         [name, { IdentIdNumber: [{ EntryId: 11, IdentIdNumber: 'X1' }] }, 'INVALID_ENTRY_ID'],

@@ -2,9 +2,10 @@
  * CorpTransferService: one corporate transfer by its key pair, with field selection.
  */
 import { Type } from 'typebox';
+import { isCalendarDate } from '../catalog/field-rules.js';
 import { recordDef } from '../catalog/index.js';
 import { schemaIds } from '../catalog/schemas.js';
-import { recordNotFound } from '../http/problems.js';
+import { recordNotFound, validationFailed } from '../http/problems.js';
 import { findRecord } from '../store/records.js';
 import { applyEntryFilters, resolveSelection, type SelectorFlags } from './selection.js';
 import { STAFF_CREDENTIALS, type Operation } from './types.js';
@@ -41,6 +42,12 @@ export const getCorpTransferSelectFields: Operation<GetCorpTransferBody> = {
       selectable?.CorpTransferFields,
       KEY_FIELDS,
     );
+    // The date format admits year 0000, which PostgreSQL cannot hold: say so instead of failing in SQL.
+    if (!isCalendarDate(body.CorpTransferGlobalSequenceDate)) {
+      throw validationFailed([
+        { pointer: '/CorpTransferGlobalSequenceDate', detail: 'must be a calendar date from 0001-01-01 to 9999-12-31' },
+      ]);
+    }
     const found = await findRecord(
       db,
       corpTransfer,
