@@ -1,7 +1,8 @@
 /**
  * Security (DESIGN: "Authentication and authorization", "Sensitive data"): every route refuses each kind
- * of bad caller, members are confined to their own account, sessions expire, passwords lock out, tokens
- * are rate limited across instances, and no card number or SSN is stored or logged in clear.
+ * of bad caller, members are confined to their own account, sessions expire and belong to the token that
+ * logged on, passwords lock out (the admin password per token, with backoff, without a scrypt per guess),
+ * tokens are rate limited across instances, and no card number or SSN is stored or logged in clear.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -14,14 +15,15 @@ import { updatableFieldsName } from '../src/catalog/schemas.js';
 import { OPERATIONS } from '../src/operations/index.js';
 import { locatorName } from '../src/operations/share-update.js';
 import { operationPath, type AnyOperation } from '../src/operations/types.js';
+import { adminLockoutSubject, Authenticator } from '../src/security/authenticator.js';
 import { createJwtVerifier } from '../src/security/jwt.js';
-import { hashPassword } from '../src/security/passwords.js';
+import { hashPassword, verifyPassword } from '../src/security/passwords.js';
 import { redisRateLimiter } from '../src/security/rate-limit.js';
 import { buildApp } from '../src/http/app.js';
 import { generateAccount } from '../src/seed/generate.js';
 import { seedDatabase } from '../src/seed/load.js';
 import { demoMemberSecret, seedMemberSecrets } from '../src/seed/member-secrets.js';
-import { users } from '../src/store/access.js';
+import { lockouts, users } from '../src/store/access.js';
 import { readAudit } from '../src/store/audit.js';
 import { findRecord } from '../src/store/records.js';
 import { adminCredentials, BACKENDS, createHarness, type Harness } from './support/harness.js';
@@ -216,6 +218,20 @@ for (const backend of BACKENDS) {
       test('logon takes only UserNumberCredentials', async () => {
         expect(await h.call('/gw/627/persistent/usermanagement/logon', {}), 403, 'FORBIDDEN', 'admin logon');
       });
+
+      test('a TokenId works only under the API token that logged on: under another it is refused like an unknown TokenId', async () => {
+        const TokenId = await logon();
+        const other = `Bearer ${await h.tokenWith(['findby'])}`;
+        const find = (tokenId: string, authorization: string) =>
+          post(FIND, { ShortName: 'X', Credentials: { TokenCredentials: { TokenId: tokenId } } }, authorization);
+        const foreign = await find(TokenId, other);
+        const unknown = await find('no-such-session', other);
+        expect(foreign, 403, 'FORBIDDEN', 'another token');
+        assert.deepEqual(foreign.json(), unknown.json(), 'no hint that the TokenId exists');
+        const logoff = await post('/gw/627/persistent/usermanagement/logoff', { Credentials: { TokenCredentials: { TokenId } } }, other);
+        expect(logoff, 403, 'FORBIDDEN', 'logoff under another token');
+        assert.equal((await find(TokenId, `Bearer ${h.token}`)).statusCode, 200, 'still live under its own token');
+      });
     });
 
     describe('lockout', () => {
@@ -235,6 +251,95 @@ for (const backend of BACKENDS) {
         const as = (HomeBankingPassword: string) => h.call(holdPath, { ...body, Credentials: { AccountNumberCredentials: { AccountNumber: ACCOUNT_2, HomeBankingPassword } } });
         for (let i = 0; i < 3; i += 1) expect(await as('guess'), 403, 'FORBIDDEN', `guess ${i}`);
         expect(await as(demoMemberSecret(ACCOUNT_2).homeBankingPassword), 403, 'FORBIDDEN', 'locked');
+      });
+
+      test('only failures in a row lock: a success starts the count again', async () => {
+        await users.add(h.database.db, 9, 'Teller 9', await hashPassword('teller-9'));
+        const as = (Password: string) => h.call(FIND, { ShortName: 'X', Credentials: { UserNumberCredentials: { UserNumber: 9, Password } } });
+        for (let round = 0; round < 3; round += 1) {
+          for (let i = 0; i < 2; i += 1) expect(await as(`guess ${round}.${i}`), 403, 'FORBIDDEN', `guess ${round}.${i}`);
+          assert.equal((await as('teller-9')).statusCode, 200, `round ${round}`);
+        }
+      });
+    });
+
+    describe('administrative password throttle', () => {
+      const FIND = '/gw/627/persistent/findby/findByShortName';
+      const asAdmin = (token: string, Password: string) =>
+        post(FIND, { ShortName: 'X', Credentials: { AdministrativeCredentials: { Password } } }, `Bearer ${token}`);
+      /** An Authenticator on the suite's database that counts its scrypt checks. */
+      const countingAuthenticator = (lockoutThreshold: number) => {
+        const counter = { scrypts: 0 };
+        const authenticator = new Authenticator(h.database.db, h.secrets, { ...h.config, lockoutThreshold }, {
+          verifyPassword: (password, stored) => {
+            counter.scrypts += 1;
+            return verifyPassword(password, stored);
+          },
+        });
+        const asAdminUnder = (tokenName: string, Password: string) =>
+          authenticator.verifyCredentials({ AdministrativeCredentials: { Password } }, ['AdministrativeCredentials'], tokenName);
+        return { counter, asAdminUnder };
+      };
+
+      test('wrong passwords lock it under that token: the right one is refused during the backoff and accepted after it', async () => {
+        const guesser = await h.tokenWith(['findby']);
+        for (let i = 0; i < 3; i += 1) expect(await asAdmin(guesser, `guess ${i}`), 403, 'FORBIDDEN', `guess ${i}`);
+        expect(await asAdmin(guesser, 'test-admin-password'), 403, 'FORBIDDEN', 'during the backoff, a plain 403');
+        await new Promise((resolve) => setTimeout(resolve, 1_100));
+        assert.equal((await asAdmin(guesser, 'test-admin-password')).statusCode, 200, 'after the first lock (1 s)');
+      });
+
+      test("one token's guesses never lock the password for another token", async () => {
+        const guesser = await h.tokenWith(['findby']);
+        const bystander = await h.tokenWith(['findby']);
+        for (let i = 0; i < 4; i += 1) expect(await asAdmin(guesser, `guess ${i}`), 403, 'FORBIDDEN', `guess ${i}`);
+        expect(await asAdmin(guesser, 'test-admin-password'), 403, 'FORBIDDEN', 'the guesser is locked');
+        assert.equal((await asAdmin(bystander, 'test-admin-password')).statusCode, 200);
+      });
+
+      test('each further lock before a success lasts twice as long, up to COREGATE_LOCKOUT_SECONDS; a success clears them', async () => {
+        const subject = `backoff-test:${backend.name}`;
+        const lockedFor = async () => {
+          const { rows } = await sql<{ seconds: number }>`select extract(epoch from locked_until - now())::float8 as seconds
+            from credential_lockout where subject = ${subject}`.execute(h.database.db);
+          return Math.round(rows[0]!.seconds);
+        };
+        const seconds = [];
+        for (let lock = 0; lock < 5; lock += 1) {
+          await lockouts.fail(h.database.db, subject, { threshold: 1, lockSeconds: 6, firstLockSeconds: 1 });
+          seconds.push(await lockedFor());
+        }
+        assert.deepEqual(seconds, [1, 2, 4, 6, 6]);
+        await lockouts.clear(h.database.db, subject);
+        await lockouts.fail(h.database.db, subject, { threshold: 1, lockSeconds: 6, firstLockSeconds: 1 });
+        assert.equal(await lockedFor(), 1);
+      });
+
+      test('a throttled attempt is refused without running scrypt', async () => {
+        const { counter, asAdminUnder } = countingAuthenticator(3);
+        const token = `throttled-${backend.name}`;
+        for (let i = 0; i < 3; i += 1) await assert.rejects(asAdminUnder(token, `guess ${i}`), { status: 403 });
+        assert.equal(counter.scrypts, 3);
+        for (let i = 0; i < 10; i += 1) await assert.rejects(asAdminUnder(token, i % 2 ? 'test-admin-password' : `more ${i}`), { status: 403 });
+        assert.equal(counter.scrypts, 3, 'no scrypt while locked');
+      });
+
+      test('a repeated wrong password costs one scrypt, not one per attempt', async () => {
+        const { counter, asAdminUnder } = countingAuthenticator(1_000);
+        const token = `repeated-${backend.name}`;
+        for (let i = 0; i < 50; i += 1) await assert.rejects(asAdminUnder(token, 'the same wrong password'), { status: 403 });
+        assert.equal(counter.scrypts, 1);
+        await assert.rejects(asAdminUnder(token, 'another wrong password'), { status: 403 });
+        assert.equal(counter.scrypts, 2, 'a different password is checked');
+        for (let i = 0; i < 5; i += 1) assert.equal((await asAdminUnder(token, 'test-admin-password')).userNumber, 0);
+        assert.equal(counter.scrypts, 3, 'the right one is checked once too');
+      });
+
+      test('a bearer name too long for the lockout subject column is hashed, so it neither fails nor collides', () => {
+        const long = (tail: string) => `jwt:${'s'.repeat(200)}${tail}`;
+        assert.equal(adminLockoutSubject('test'), 'admin@token:test');
+        assert.ok(adminLockoutSubject(long('a')).length <= 160);
+        assert.notEqual(adminLockoutSubject(long('a')), adminLockoutSubject(long('b')));
       });
     });
 

@@ -1,7 +1,8 @@
 /**
  * Session management on the persistent family (`/gw/627/persistent/usermanagement/logon|logoff`):
  * `logon` trades UserNumberCredentials for a TokenId that later calls present as TokenCredentials, so
- * the password is checked once; the session ends at `logoff` or after 15 idle minutes.
+ * the password is checked once; the session ends at `logoff` or after 15 idle minutes. A session belongs
+ * to the bearer token that logged on: under another token its TokenId is refused like an unknown one.
  */
 import { Type } from 'typebox';
 import { sessions } from '../store/access.js';
@@ -22,7 +23,7 @@ export const logon: Operation<Record<string, unknown>> = {
     { additionalProperties: false },
   ),
   async handle({ db, caller }) {
-    return { TokenId: await sessions.create(db, caller.userNumber), MessageId: 'logon' };
+    return { TokenId: await sessions.create(db, caller.userNumber, caller.tokenName), MessageId: 'logon' };
   },
 };
 
@@ -34,8 +35,8 @@ export const logoff: Operation<{ Credentials: { TokenCredentials: { TokenId: str
   credentials: ['TokenCredentials'],
   request: {},
   response: Type.Object({ MessageId: Type.String() }, { additionalProperties: false }),
-  async handle({ db }, body) {
-    await sessions.end(db, body.Credentials.TokenCredentials.TokenId);
+  async handle({ db, caller }, body) {
+    await sessions.end(db, body.Credentials.TokenCredentials.TokenId, caller.tokenName);
     return { MessageId: 'logoff' };
   },
 };

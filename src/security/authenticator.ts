@@ -3,7 +3,7 @@
  * of which must verify (403 otherwise, without saying which part failed). Member-level credentials
  * confine the call to the member's account.
  */
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { Type, type TSchema } from 'typebox';
 import type { Config } from '../config.js';
 import { forbidden, unauthenticated, validationFailed } from '../http/problems.js';
@@ -12,7 +12,7 @@ import { hashToken, lockouts, memberSecrets, sessions, settings, SETTING, tokens
 import type { Db } from '../store/database.js';
 import { lookupQueries } from '../store/lookups.js';
 import { looksLikeJwt, type JwtVerifier } from './jwt.js';
-import { verifyPassword } from './passwords.js';
+import { verifyPassword as scryptVerify } from './passwords.js';
 import type { Secrets } from './secrets.js';
 
 export interface BearerIdentity {
@@ -21,6 +21,8 @@ export interface BearerIdentity {
 }
 
 export interface CredentialIdentity {
+  /** The bearer token the credentials came under (`BearerIdentity.tokenName`): a `logon` session is bound to it. */
+  readonly tokenName: string;
   /** The core user number the call acts as: from UserNumber or Token credentials, 0 for administrative calls. */
   readonly userNumber: number;
   readonly kinds: readonly CredentialKind[];
@@ -41,40 +43,93 @@ interface Verified {
 
 type Fields = Record<string, unknown>;
 
+export interface AuthenticatorOptions {
+  readonly jwt?: JwtVerifier;
+  readonly adminPasswordHash?: string;
+  /** The scrypt check, replaceable so that tests can count how often a password is really hashed. */
+  readonly verifyPassword?: (password: string, stored: string) => Promise<boolean>;
+}
+
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/;
 const ADMIN_HASH_TTL_MS = 5_000;
 /** Live API tokens remembered at most; the oldest is forgotten first. */
 const TOKEN_CACHE_ENTRIES = 10_000;
 /** A session's last use is written at most this often, not on every call. */
 const SESSION_TOUCH_SECONDS = 30;
+/** Password verifications remembered at most, for each outcome; the oldest is forgotten first. */
+const VERIFICATION_CACHE_ENTRIES = 10_000;
+/** The administrative password's first lock under one bearer token; each further one doubles, up to `lockoutSeconds`. */
+const ADMIN_FIRST_LOCK_SECONDS = 1;
+/** Longest lockout subject (`credential_lockout.subject`). */
+const SUBJECT_MAX_LENGTH = 160;
+
+/**
+ * The lockout subject of the administrative password under one bearer token: guessing under one token
+ * never locks the password for the others. A name too long for the column is replaced by its hash.
+ */
+export function adminLockoutSubject(tokenName: string): string {
+  const subject = `admin@token:${tokenName}`;
+  return subject.length <= SUBJECT_MAX_LENGTH
+    ? subject
+    : `admin@token#${createHash('sha256').update(tokenName).digest('base64url')}`;
+}
+
+/** Keys remembered until an expiry, at most `capacity` of them (the oldest is forgotten first). */
+class ExpiringKeys {
+  private readonly expiries = new Map<string, number>();
+
+  constructor(private readonly capacity: number) {}
+
+  has(key: string, now: number): boolean {
+    const expiry = this.expiries.get(key);
+    if (expiry === undefined) return false;
+    if (expiry > now) return true;
+    this.expiries.delete(key);
+    return false;
+  }
+
+  add(key: string, until: number): void {
+    this.expiries.delete(key);
+    if (this.expiries.size >= this.capacity) this.expiries.delete(this.expiries.keys().next().value!);
+    this.expiries.set(key, until);
+  }
+}
 
 export class Authenticator {
-  /** HMAC(subject ‖ secret ‖ stored hash) → expiry: a password is not re-hashed with scrypt on every call. */
-  private readonly verified = new Map<string, number>();
+  /**
+   * HMAC(subject ‖ secret ‖ stored hash) of recent verifications, one set per outcome: a password, right
+   * or wrong, is not re-hashed with scrypt on every call. The stored hash is in the key, so a changed
+   * password is verified afresh.
+   */
+  private readonly verified = new ExpiringKeys(VERIFICATION_CACHE_ENTRIES);
+  private readonly refused = new ExpiringKeys(VERIFICATION_CACHE_ENTRIES);
   private readonly cacheKey: Buffer;
+  private readonly verifyPassword: (password: string, stored: string) => Promise<boolean>;
   private adminHash: { value: string | undefined; readAt: number } | undefined;
   /** Token hash → identity and when to look it up again: one database read per token per `tokenCacheMs`, not per call. */
   private readonly liveTokens = new Map<string, { identity: BearerIdentity; until: number }>();
-  private readonly verifiers: Record<CredentialKind, (fields: Fields) => Promise<Verified | undefined>>;
+  private readonly verifiers: Record<CredentialKind, (fields: Fields, tokenName: string) => Promise<Verified | undefined>>;
 
   constructor(
     private readonly db: Db,
     secrets: Secrets,
     private readonly policy: AuthenticatorSettings,
-    private readonly options: { jwt?: JwtVerifier; adminPasswordHash?: string } = {},
+    private readonly options: AuthenticatorOptions = {},
   ) {
     this.cacheKey = secrets.key('credential-cache');
+    this.verifyPassword = options.verifyPassword ?? scryptVerify;
     const lookups = lookupQueries(db, secrets);
     this.verifiers = {
-      AdministrativeCredentials: async ({ Password }) =>
-        (await this.verifyAdmin(String(Password))) ? { userNumber: 0 } : undefined,
+      AdministrativeCredentials: async ({ Password }, tokenName) =>
+        (await this.verifyAdmin(String(Password), tokenName)) ? { userNumber: 0 } : undefined,
       UserNumberCredentials: async ({ UserNumber, Password }) => {
         const user = await users.find(db, Number(UserNumber));
         const ok = await this.verifyLocked(`user:${UserNumber}`, String(Password), user?.passwordHash);
         return ok ? { userNumber: Number(UserNumber) } : undefined;
       },
-      TokenCredentials: async ({ TokenId }) => {
-        const session = await sessions.findLive(db, String(TokenId), policy.sessionIdleSeconds);
+      // A TokenId of another bearer token's session is refused exactly like one never issued.
+      TokenCredentials: async ({ TokenId }, tokenName) => {
+        const session = await sessions.findLive(db, String(TokenId), tokenName, policy.sessionIdleSeconds);
         if (!session) return undefined;
         if (session.idleSeconds > SESSION_TOUCH_SECONDS) await sessions.touch(db, String(TokenId));
         return { userNumber: session.userNumber };
@@ -152,10 +207,15 @@ export class Authenticator {
   }
 
   /**
-   * Verifies every credential object given; throws 403 when one fails, when a kind is not accepted by the
-   * operation or when member credentials name different accounts; 400 when an object lacks a field.
+   * Verifies every credential object given, presented under the bearer token `tokenName`; throws 403 when
+   * one fails, when a kind is not accepted by the operation or when member credentials name different
+   * accounts; 400 when an object lacks a field.
    */
-  async verifyCredentials(credentials: CredentialsBody, accepted: readonly CredentialKind[]): Promise<CredentialIdentity> {
+  async verifyCredentials(
+    credentials: CredentialsBody,
+    accepted: readonly CredentialKind[],
+    tokenName: string,
+  ): Promise<CredentialIdentity> {
     const given = (Object.keys(credentials) as CredentialKind[]).filter(
       (kind) => Object.keys(credentials[kind] ?? {}).length > 0,
     );
@@ -165,7 +225,7 @@ export class Authenticator {
     let userNumber = 0;
     let memberAccount: string | undefined;
     for (const kind of given) {
-      const verified = await this.verifiers[kind](credentials[kind]!);
+      const verified = await this.verifiers[kind](credentials[kind]!, tokenName);
       if (!verified) throw forbidden();
       if (verified.userNumber !== undefined) userNumber = verified.userNumber;
       if (verified.memberAccount !== undefined) {
@@ -173,36 +233,61 @@ export class Authenticator {
         memberAccount = verified.memberAccount;
       }
     }
-    return { userNumber, kinds: given, ...(memberAccount ? { memberAccount } : {}) };
+    return { tokenName, userNumber, kinds: given, ...(memberAccount ? { memberAccount } : {}) };
   }
 
-  private async verifyAdmin(password: string): Promise<boolean> {
+  /**
+   * The administrative password, throttled per bearer token: `lockoutThreshold` failures in a row lock it
+   * under that token for 1 s, each further lock before a success twice as long, up to `lockoutSeconds`.
+   * A password this token proved within `credentialCacheMs` passes without a database read (the hot path
+   * of every administrative call); any other attempt is first checked against the lock.
+   */
+  private async verifyAdmin(password: string, tokenName: string): Promise<boolean> {
+    const subject = adminLockoutSubject(tokenName);
     const stored = await this.storedAdminHash();
-    return stored !== undefined && (await this.verifyCached('admin', password, stored));
+    if (stored !== undefined && this.verified.has(this.cacheKeyOf(subject, password, stored), Date.now())) return true;
+    return this.verifyLocked(subject, password, stored, ADMIN_FIRST_LOCK_SECONDS);
   }
 
   /**
    * A password check under lockout: a locked subject fails without a check; a failure counts towards the
-   * lock; an unknown subject (no stored hash) fails and counts like a wrong password.
+   * lock and a success clears the count; an unknown subject (no stored hash) fails and counts like a
+   * wrong password.
    */
-  private async verifyLocked(subject: string, password: string, stored: string | null | undefined): Promise<boolean> {
-    if (await lockouts.isLocked(this.db, subject)) return false;
+  private async verifyLocked(
+    subject: string,
+    password: string,
+    stored: string | null | undefined,
+    firstLockSeconds = this.policy.lockoutSeconds,
+  ): Promise<boolean> {
+    const lockout = await lockouts.state(this.db, subject);
+    if (lockout?.locked) return false;
     const ok = stored ? await this.verifyCached(subject, password, stored) : false;
-    if (!ok) await lockouts.fail(this.db, subject, this.policy.lockoutThreshold, this.policy.lockoutSeconds);
+    if (!ok) {
+      await lockouts.fail(this.db, subject, {
+        threshold: this.policy.lockoutThreshold,
+        lockSeconds: this.policy.lockoutSeconds,
+        firstLockSeconds,
+      });
+    } else if (lockout) {
+      await lockouts.clear(this.db, subject);
+    }
     return ok;
   }
 
+  private cacheKeyOf(subject: string, password: string, stored: string): string {
+    return createHmac('sha256', this.cacheKey).update(`${subject}\0${password}\0${stored}`).digest('base64');
+  }
+
+  /** scrypt, unless this outcome is remembered (for `credentialCacheMs`, either outcome). */
   private async verifyCached(subject: string, password: string, stored: string): Promise<boolean> {
-    const key = createHmac('sha256', this.cacheKey).update(`${subject}\0${password}\0${stored}`).digest('base64');
+    const key = this.cacheKeyOf(subject, password, stored);
     const now = Date.now();
-    const expiry = this.verified.get(key);
-    if (expiry !== undefined && expiry > now) return true;
-    if (!(await verifyPassword(password, stored))) return false;
-    if (this.policy.credentialCacheMs > 0) {
-      if (this.verified.size > 10_000) this.verified.clear();
-      this.verified.set(key, now + this.policy.credentialCacheMs);
-    }
-    return true;
+    if (this.verified.has(key, now)) return true;
+    if (this.refused.has(key, now)) return false;
+    const ok = await this.verifyPassword(password, stored);
+    if (this.policy.credentialCacheMs > 0) (ok ? this.verified : this.refused).add(key, now + this.policy.credentialCacheMs);
+    return ok;
   }
 
   private async storedAdminHash(): Promise<string | undefined> {

@@ -112,19 +112,23 @@ export interface Session {
   readonly idleSeconds: number;
 }
 
-/** SymXchange-style sessions from `logon`: the TokenId is random, stored only as its SHA-256. */
+/**
+ * SymXchange-style sessions from `logon`: the TokenId is random, stored only as its SHA-256, and bound to
+ * the bearer token that created it: under any other token it is as unknown as a TokenId never issued.
+ */
 export const sessions = {
-  async create(db: Db, userNumber: number): Promise<string> {
+  async create(db: Db, userNumber: number, tokenName: string): Promise<string> {
     const tokenId = randomBytes(32).toString('base64url');
-    await sql`insert into session (token_hash, user_number) values (${hashToken(tokenId)}, ${userNumber})`.execute(db);
+    await sql`insert into session (token_hash, token_name, user_number)
+      values (${hashToken(tokenId)}, ${tokenName}, ${userNumber})`.execute(db);
     return tokenId;
   },
 
-  /** The live session of a TokenId, or undefined when unknown, ended or idle past `idleSeconds`. */
-  async findLive(db: Db, tokenId: string, idleSeconds: number): Promise<Session | undefined> {
+  /** The live session of a TokenId under this bearer token, or undefined when unknown, another token's, ended or idle past `idleSeconds`. */
+  async findLive(db: Db, tokenId: string, tokenName: string, idleSeconds: number): Promise<Session | undefined> {
     const result = await sql<Session>`select user_number as "userNumber",
         extract(epoch from now() - last_used_at)::float8 as "idleSeconds"
-      from session where token_hash = ${hashToken(tokenId)} and ended_at is null
+      from session where token_hash = ${hashToken(tokenId)} and token_name = ${tokenName} and ended_at is null
         and last_used_at > now() - make_interval(secs => ${idleSeconds})`.execute(db);
     return result.rows[0];
   },
@@ -133,10 +137,10 @@ export const sessions = {
     await sql`update session set last_used_at = now() where token_hash = ${hashToken(tokenId)}`.execute(db);
   },
 
-  /** Ends a session; false when it was not live. */
-  async end(db: Db, tokenId: string): Promise<boolean> {
+  /** Ends a session of this bearer token; false when it was not live. */
+  async end(db: Db, tokenId: string, tokenName: string): Promise<boolean> {
     const result = await sql`update session set ended_at = now()
-      where token_hash = ${hashToken(tokenId)} and ended_at is null`.execute(db);
+      where token_hash = ${hashToken(tokenId)} and token_name = ${tokenName} and ended_at is null`.execute(db);
     return Number(result.numAffectedRows ?? 0) > 0;
   },
 };
@@ -164,29 +168,56 @@ export const memberSecrets = {
   },
 };
 
+export interface LockoutState {
+  /** Failures since the last lock (or since the row was created). */
+  readonly failures: number;
+  /** Locks since the last success: the backoff doubles with each. */
+  readonly locks: number;
+  readonly locked: boolean;
+}
+
+export interface LockoutPolicy {
+  /** Failures in a row that lock the subject. */
+  readonly threshold: number;
+  /** The longest lock, in seconds. */
+  readonly lockSeconds: number;
+  /** The first lock, in seconds; each further lock before a success doubles it, up to `lockSeconds`. Default: `lockSeconds`. */
+  readonly firstLockSeconds?: number;
+}
+
 /**
  * Lockout after repeated password failures, per subject (a user number, an account, a home-banking
- * user name, a lookup credential). Kept in the database so every instance sees the same count.
+ * user name, a lookup credential, the administrative password under one bearer token). Kept in the
+ * database so every instance sees the same count.
  */
 export const lockouts = {
+  /** The subject's failures and locks; undefined when it has none. */
+  async state(db: Db, subject: string): Promise<LockoutState | undefined> {
+    const result = await sql<LockoutState>`select failures, locks, coalesce(locked_until > now(), false) as locked
+      from credential_lockout where subject = ${subject}`.execute(db);
+    return result.rows[0];
+  },
+
   async isLocked(db: Db, subject: string): Promise<boolean> {
-    const result = await sql`select 1 from credential_lockout
-      where subject = ${subject} and locked_until > now()`.execute(db);
-    return result.rows.length > 0;
+    return (await lockouts.state(db, subject))?.locked ?? false;
   },
 
-  /** Counts a failure; locks the subject for `lockSeconds` when it reaches `threshold`. */
-  async fail(db: Db, subject: string, threshold: number, lockSeconds: number): Promise<void> {
-    await sql`insert into credential_lockout (subject, failures) values (${subject}, 1)
-      on conflict (subject) do update set
-        failures = case when credential_lockout.locked_until <= now() then 1 else credential_lockout.failures + 1 end,
-        locked_until = case when credential_lockout.locked_until <= now() then null else credential_lockout.locked_until end`.execute(
-      db,
-    );
-    await sql`update credential_lockout set locked_until = now() + make_interval(secs => ${lockSeconds}), failures = 0
-      where subject = ${subject} and failures >= ${threshold}`.execute(db);
+  /**
+   * Counts a failure; when failures reach the threshold, locks the subject for
+   * min(firstLockSeconds × 2^locks, lockSeconds) and starts counting again from zero.
+   */
+  async fail(db: Db, subject: string, policy: LockoutPolicy): Promise<void> {
+    const first = policy.firstLockSeconds ?? policy.lockSeconds;
+    await sql`insert into credential_lockout (subject, failures, locks) values (${subject}, 1, 0)
+      on conflict (subject) do update set failures = credential_lockout.failures + 1`.execute(db);
+    // Under READ COMMITTED a concurrent second failure re-reads the row after the first lock and finds failures = 0.
+    await sql`update credential_lockout
+      set locked_until = now() + make_interval(secs => least(${policy.lockSeconds}::float8, ${first}::float8 * power(2, least(locks, 30)))),
+        locks = locks + 1, failures = 0
+      where subject = ${subject} and failures >= ${policy.threshold}`.execute(db);
   },
 
+  /** Forgets the subject's failures and locks (after a success). */
   async clear(db: Db, subject: string): Promise<void> {
     await sql`delete from credential_lockout where subject = ${subject}`.execute(db);
   },

@@ -14,11 +14,24 @@ export interface Migration {
 
 /**
  * 0001 creates the schema as the catalog defines it. Once released, a catalog change that alters a
- * table ships as a new migration; `schema.sql` (checked by a test) shows the change in review.
+ * table ships as a new migration; `schema.sql` (checked by a test) shows the change in review. Since 0001
+ * creates the tables as they are now, a later migration must be a no-op on a new database (`if not exists`).
  */
 export const MIGRATIONS: readonly Migration[] = [
   { id: '0001_catalog', statements: schemaDdl },
   { id: '0002_covering_name_indexes', statements: () => rebuildIndexes('ShareName', ['share_name_ssn_idx', 'share_name_short_name_idx']) },
+  {
+    id: '0003_session_token_lockout_backoff',
+    statements: () => [
+      // A session belongs to the bearer token that created it. Sessions from before cannot be bound to
+      // one, so they end: their callers log on again.
+      'alter table session add column if not exists token_name text',
+      'delete from session where token_name is null',
+      'alter table session alter column token_name set not null',
+      // Locks since the last success: the administrative password's backoff doubles with each.
+      'alter table credential_lockout add column if not exists locks integer not null default 0',
+    ],
+  },
 ];
 
 /** Drops indexes and creates them as the catalog now defines them (on a new database: the same again, on empty tables). */

@@ -968,6 +968,7 @@ create table idempotency_key (
 
 create table session (
   token_hash bytea primary key,
+  token_name text not null,
   user_number integer not null,
   created_at timestamptz not null default now(),
   last_used_at timestamptz not null default now(),
@@ -983,6 +984,7 @@ create table member_secret (
 create table credential_lockout (
   subject varchar(160) primary key,
   failures integer not null,
+  locks integer not null default 0,
   locked_until timestamptz
 );
 

@@ -121,6 +121,7 @@ export const SYSTEM_DDL: readonly string[] = [
 )`,
   `create table session (
   token_hash bytea primary key,
+  token_name text not null,
   user_number integer not null,
   created_at timestamptz not null default now(),
   last_used_at timestamptz not null default now(),
@@ -134,6 +135,7 @@ export const SYSTEM_DDL: readonly string[] = [
   `create table credential_lockout (
   subject varchar(160) primary key,
   failures integer not null,
+  locks integer not null default 0,
   locked_until timestamptz
 )`,
   `create table audit_event (
