@@ -1,10 +1,13 @@
 /**
  * Rate limits (issue: per-token limits with 429 and Retry-After, a stricter FindBy limit, limits that hold
  * across instances through Redis): the same GCRA behaviour in memory and in Redis, the cross-instance
- * property, and failing open when Redis is down.
+ * property, and limits that hold per instance while Redis is down and are shared again when it is back.
  */
 import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
@@ -263,26 +266,166 @@ describe('Redis rate limiter', { skip: redisSkip }, () => {
   });
 });
 
-describe('Redis rate limiter with Redis down', () => {
-  const CLOSED_PORT = 'redis://127.0.0.1:1';
+/** A TCP port nothing listens on (just released by the system). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
-  test('fails open: a hit is allowed within a second and the failure is reported', async (t) => {
-    const errors: Error[] = [];
-    const limiter = redisRateLimiter(CLOSED_PORT, { onError: (error) => errors.push(error) });
+/** A private redis-server on `port` (no persistence), ready to answer; this test's to stop, pause and kill. */
+async function startRedis(port: number): Promise<ChildProcess> {
+  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
+  const url = `redis://127.0.0.1:${port}`;
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (await redisReachable(url)) return server;
+    await sleep(50);
+  }
+  server.kill('SIGKILL');
+  throw new Error(`redis-server did not start on port ${port}`);
+}
+
+async function stopRedis(server: ChildProcess): Promise<void> {
+  if (server.exitCode !== null || server.signalCode !== null) return;
+  const exited = once(server, 'exit');
+  server.kill('SIGCONT');
+  server.kill('SIGKILL');
+  await exited;
+}
+
+/** Waits until `condition` holds, polling, for at most `ms`. */
+async function eventually(condition: () => boolean, ms: number, what: string): Promise<void> {
+  const until = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+/** Outage reports and recoveries of a limiter, with when they came. */
+function outageLog() {
+  const reports: number[] = [];
+  let recoveries = 0;
+  return {
+    reports,
+    recoveries: () => recoveries,
+    options: {
+      onError: () => void reports.push(Date.now()),
+      onRecover: () => void (recoveries += 1),
+    },
+  };
+}
+
+const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0 ? false : 'redis-server is not installed';
+
+describe('Redis rate limiter during a Redis outage', () => {
+  const rule = { limit: 3, windowSeconds: 60 };
+
+  test('with Redis refusing connections, each instance still refuses past the limit, and no hit waits', async (t) => {
+    const log = outageLog();
+    const limiter = redisRateLimiter(`redis://127.0.0.1:${await freePort()}`, log.options);
     t.after(() => limiter.close());
-    for (let i = 0; i < 3; i++) {
-      const started = performance.now();
-      const decision = await limiter.hit('caller', { limit: 1, windowSeconds: 60 });
-      assert.ok(performance.now() - started < 1_000, `hit took ${Math.round(performance.now() - started)} ms`);
-      assert.equal(decision.allowed, true);
-      assert.equal(decision.retryAfterSeconds, 0);
+    const started = performance.now();
+    const decisions = await hits(limiter, 'caller', rule, rule.limit + 2);
+    assert.ok(performance.now() - started < 1_000, `${Math.round(performance.now() - started)} ms for ${decisions.length} hits`);
+    assert.deepEqual(
+      decisions.map((decision) => decision.allowed),
+      [true, true, true, false, false],
+    );
+    assert.ok(decisions[rule.limit]!.retryAfterSeconds >= 1);
+    assert.equal(log.reports.length, 1, 'one report for the outage, not one per hit');
+  });
+
+  test('a long outage is reported at most once per interval', async (t) => {
+    const log = outageLog();
+    const interval = 300;
+    const limiter = redisRateLimiter(`redis://127.0.0.1:${await freePort()}`, { ...log.options, reportIntervalMs: interval });
+    t.after(() => limiter.close());
+    const until = Date.now() + 1_300;
+    for (let i = 0; Date.now() < until; i++) {
+      await limiter.hit(`caller:${i}`, rule);
+      await sleep(10);
     }
-    assert.ok(errors.length > 0, 'the outage is reported');
+    // ioredis keeps reconnecting (and failing) all along, so there is something to hold back.
+    assert.ok(log.reports.length >= 2, `reports ${log.reports.length}`);
+    for (let i = 1; i < log.reports.length; i++) {
+      assert.ok(log.reports[i]! - log.reports[i - 1]! >= interval, `reports ${log.reports.join(', ')}`);
+    }
+    assert.equal(log.recoveries(), 0);
   });
 
   test('reset does not throw', async (t) => {
-    const limiter = redisRateLimiter(CLOSED_PORT);
+    const limiter = redisRateLimiter(`redis://127.0.0.1:${await freePort()}`);
     t.after(() => limiter.close());
     await limiter.reset('caller');
+  });
+
+  describe('on a Redis of its own', { skip: hasRedisServer }, () => {
+    /** Two instances sharing the Redis on `port`, quick to notice an outage and its end. */
+    const instances = (port: number, log: ReturnType<typeof outageLog>) => {
+      const options = { prefix: RUN_PREFIX, timeoutMs: 150, probeIntervalMs: 100, ...log.options };
+      return [redisRateLimiter(`redis://127.0.0.1:${port}`, options), redisRateLimiter(`redis://127.0.0.1:${port}`, options)] as const;
+    };
+    /** Hits alternating between the instances; how many were allowed. */
+    const alternating = async (pair: readonly RateLimiter[], key: string, count: number) => {
+      let allowed = 0;
+      for (let i = 0; i < count; i++) if ((await pair[i % 2]!.hit(key, rule)).allowed) allowed += 1;
+      return allowed;
+    };
+
+    test('when Redis stops answering, each instance limits on its own; when it answers again, limits are shared again', async (t) => {
+      const port = await freePort();
+      const server = await startRedis(port);
+      t.after(() => stopRedis(server));
+      const log = outageLog();
+      const pair = instances(port, log);
+      t.after(() => Promise.all(pair.map((limiter) => limiter.close())));
+      assert.equal(await alternating(pair, 'before', 2 * rule.limit), rule.limit, 'shared before the outage');
+
+      server.kill('SIGSTOP');
+      const started = performance.now();
+      const [first] = pair;
+      const during = await hits(first, 'during', rule, rule.limit + 2);
+      assert.ok(performance.now() - started < 1_000, 'only the hit that noticed the outage waited');
+      assert.deepEqual(
+        during.map((decision) => decision.allowed),
+        [true, true, true, false, false],
+      );
+      assert.equal(log.reports.length, 1);
+
+      server.kill('SIGCONT');
+      await eventually(() => log.recoveries() === 1, 3_000, 'the recovery');
+      assert.equal(await alternating(pair, 'after', 2 * rule.limit), rule.limit, 'shared after the outage');
+      assert.equal(log.reports.length, 1);
+    });
+
+    test('when Redis dies and comes back, limits hold meanwhile and are shared again after', async (t) => {
+      const port = await freePort();
+      let server = await startRedis(port);
+      t.after(() => stopRedis(server));
+      const log = outageLog();
+      const pair = instances(port, log);
+      t.after(() => Promise.all(pair.map((limiter) => limiter.close())));
+      assert.equal(await alternating(pair, 'before', 2 * rule.limit), rule.limit);
+
+      await stopRedis(server);
+      await eventually(() => log.reports.length === 2, 3_000, 'both instances to notice');
+      for (const limiter of pair) {
+        assert.deepEqual(
+          (await hits(limiter, 'during', rule, rule.limit + 1)).map((decision) => decision.allowed),
+          [true, true, true, false],
+          'each instance on its own',
+        );
+      }
+
+      server = await startRedis(port);
+      await eventually(() => log.recoveries() === 2, 5_000, 'both instances to reconnect');
+      assert.equal(await alternating(pair, 'after', 2 * rule.limit), rule.limit);
+      assert.equal(log.reports.length, 2, 'one report per instance for the whole outage');
+    });
   });
 });

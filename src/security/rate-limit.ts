@@ -41,10 +41,19 @@ export interface RedisRateLimiterOptions {
   readonly prefix?: string;
   /** Milliseconds since the epoch; default the Redis server's clock (`TIME`), which every instance shares. */
   readonly now?: () => number;
-  /** How long a hit waits for Redis before it is allowed anyway; default 200 ms. */
+  /** How long a hit waits for Redis before the instance's own limiter answers it; default 200 ms. */
   readonly timeoutMs?: number;
-  /** Told about every Redis failure that made a hit fail open, so that it can be logged. */
+  /**
+   * Told when Redis becomes unavailable (the instance then limits on its own), and again at most once per
+   * `reportIntervalMs` while it stays so, so that it can be logged without a line per request.
+   */
   readonly onError?: (error: Error) => void;
+  /** Told once when Redis answers again after an outage (limits are shared again). */
+  readonly onRecover?: () => void;
+  /** The least time between two `onError` reports of one outage; default one minute. */
+  readonly reportIntervalMs?: number;
+  /** How often Redis is tried again during an outage; default one second. */
+  readonly probeIntervalMs?: number;
 }
 
 const MICROS_PER_MS = 1_000;
@@ -53,6 +62,8 @@ const MICROS_PER_SECOND = 1_000_000;
 const DEFAULT_MAX_KEYS = 100_000;
 const SWEEP_EVERY_HITS = 1_024;
 const DEFAULT_TIMEOUT_MS = 200;
+const DEFAULT_REPORT_INTERVAL_MS = 60_000;
+const DEFAULT_PROBE_INTERVAL_MS = 1_000;
 
 /** The GCRA constants of a rule, in integer microseconds so that `limit` hits at one instant fit exactly. */
 function cell(rule: RateLimitRule): { interval: number; tolerance: number } {
@@ -153,8 +164,11 @@ interface GcraCommand {
  * Limits shared by every instance using the same Redis: one script call (one round trip) per hit, timed by
  * the Redis server's clock so that instances with skewed clocks agree.
  *
- * When Redis is unreachable or slow, a hit is allowed after at most `timeoutMs` (fail open): the limiter
- * guards against abuse, and an outage of its store must not take the API down with it. Hits are never
+ * When Redis is unreachable or does not answer within `timeoutMs`, the instance limits on its own with
+ * the same rules (a memory limiter), so a Redis outage neither takes the API down nor lifts the limits:
+ * across N instances at most N times the limit gets through until Redis is back. During the outage hits
+ * go straight to memory (no request waits for Redis) while Redis is probed every `probeIntervalMs`; the
+ * outage is reported once, then at most once per `reportIntervalMs`, and its end once. Hits are never
  * queued while disconnected, so an outage neither piles up requests nor replays stale hits afterwards.
  *
  * @example
@@ -164,6 +178,9 @@ interface GcraCommand {
 export function redisRateLimiter(url: string, options: RedisRateLimiterOptions = {}): RateLimiter {
   const prefix = options.prefix ?? 'coregate:rl:';
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const reportIntervalMs = options.reportIntervalMs ?? DEFAULT_REPORT_INTERVAL_MS;
+  const probeIntervalMs = options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
+  const fallback = memoryRateLimiter(options.now);
   const redis = new Redis(url, {
     commandTimeout: timeoutMs,
     maxRetriesPerRequest: 1,
@@ -172,9 +189,39 @@ export function redisRateLimiter(url: string, options: RedisRateLimiterOptions =
   });
   const gcra = redis as Redis & GcraCommand;
   redis.defineCommand('coregateGcra', { numberOfKeys: 1, lua: GCRA_SCRIPT });
-  const reportError = (error: Error) => options.onError?.(error);
+
+  /** Set while Redis is unavailable: whether this outage was reported, and the probe that ends it. */
+  let outage: { reported: boolean; probe: NodeJS.Timeout } | undefined;
+  /** Reports are spaced across outages too, so a flapping Redis logs no more than a steady outage. */
+  let lastReportAt = -Infinity;
+  let closed = false;
+  const unavailable = (error: Error) => {
+    if (closed) return;
+    if (!outage) {
+      // ioredis reconnects by itself ('ready' ends the outage); a connection that is up but did not answer
+      // is tried with a write, which also fails while Redis refuses writes (out of memory, a read-only replica).
+      const probe = setInterval(() => {
+        if (redis.status === 'ready') redis.set(`${prefix}probe`, '1', 'PX', 1_000).then(available, unavailable);
+      }, probeIntervalMs);
+      probe.unref();
+      outage = { reported: false, probe };
+    }
+    const now = Date.now();
+    if (now - lastReportAt < reportIntervalMs) return;
+    lastReportAt = now;
+    outage.reported = true;
+    options.onError?.(error);
+  };
+  const available = () => {
+    if (!outage || closed) return;
+    clearInterval(outage.probe);
+    const { reported } = outage;
+    outage = undefined;
+    if (reported) options.onRecover?.();
+  };
   // A listener is required: ioredis prints unhandled connection errors to stderr, which would repeat on every retry.
-  redis.on('error', reportError);
+  redis.on('error', unavailable);
+  redis.on('ready', available);
 
   // Without an offline queue, a hit sent before the first connection completes would fail; the first hits
   // wait for that connection (or its first failure), bounded by the timeout.
@@ -189,31 +236,42 @@ export function redisRateLimiter(url: string, options: RedisRateLimiterOptions =
     redis.once('error', settle);
     redis.once('end', settle);
   });
+  /** Whether Redis should be asked now; reports an outage when the connection is down. */
+  const useRedis = async (): Promise<boolean> => {
+    if (outage) return false;
+    if (redis.status !== 'ready') await firstConnection;
+    if (redis.status === 'ready') return true;
+    unavailable(new Error(`Redis is not connected (${redis.status})`));
+    return false;
+  };
 
   return {
     async hit(key, rule) {
       const { interval } = cell(rule);
+      if (!(await useRedis())) return fallback.hit(key, rule);
       try {
-        if (redis.status !== 'ready') await firstConnection;
         const now = options.now ? String(Math.round(options.now() * MICROS_PER_MS)) : '';
         const [allowed, remaining, wait] = await gcra.coregateGcra(prefix + key, rule.limit, interval, now);
         return decision(rule, allowed === 1, remaining, wait);
       } catch (error) {
-        // Fail open (see above); how many hits remain is unknown, so the full limit is reported.
-        reportError(error as Error);
-        return decision(rule, true, rule.limit, 0);
+        unavailable(error as Error);
+        return fallback.hit(key, rule);
       }
     },
     async reset(key) {
+      await fallback.reset(key);
+      if (!(await useRedis())) return;
       try {
-        if (redis.status !== 'ready') await firstConnection;
         await redis.del(prefix + key);
       } catch (error) {
-        reportError(error as Error);
+        unavailable(error as Error);
       }
     },
     async close() {
-      if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+      closed = true;
+      if (outage) clearInterval(outage.probe);
+      await fallback.close();
+      if (redis.status === 'ready' && !outage) await redis.quit().catch(() => redis.disconnect());
       else redis.disconnect();
     },
   };
