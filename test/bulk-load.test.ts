@@ -41,8 +41,44 @@ function anyRecord(record: RecordDef): fc.Arbitrary<WireRecord> {
 }
 
 /**
+ * For each unique index of the record (schema.sql), the text field that makes its entries distinct: a
+ * column the index covers, alone or inside an expression such as `lower(user_name)`.
+ */
+function uniqueTextFields(record: RecordDef): FieldDef[] {
+  return record.indexes
+    .filter((index) => index.unique)
+    .map((index) => {
+      const covers = (field: FieldDef) => index.on.some((entry) => new RegExp(`\\b${field.column}\\b`).test(entry));
+      const field = record.fields.find((f) => covers(f) && f.kind === 'string' && !f.repeating && !f.protection);
+      if (!field) throw new Error(`no text field to keep ${index.name} unique in a generated batch: teach anyBatch this index`);
+      return field;
+    });
+}
+
+/**
+ * Makes the batch's values of each unique index distinct, also under any case mapping the index may
+ * apply (`lower()` per character in a libc or C collation, or ICU's, which can change lengths): each
+ * value starts with its record's position, a digit, which no case mapping changes or produces. Nulls
+ * stay null (a unique index admits any number of them).
+ */
+function distinctUnderUniqueIndexes(record: RecordDef, batch: WireRecord[]): WireRecord[] {
+  const fields = uniqueTextFields(record);
+  return batch.map((values, position) => {
+    const distinct = { ...values };
+    for (const field of fields) {
+      const value = values[field.name];
+      if (typeof value !== 'string') continue;
+      // By code points, as varchar counts its length, so a surrogate pair is never cut in two.
+      distinct[field.name] = [String(position), ...value].slice(0, field.maxLength ?? 40).join('');
+    }
+    return distinct;
+  });
+}
+
+/**
  * A batch for one COPY: a record with every field, then up to three holding only some of theirs, all
- * with distinct primary keys. The batch's column list is the union of what its records fill.
+ * with distinct primary keys and distinct values under every unique index. The batch's column list is
+ * the union of what its records fill.
  */
 function anyBatch(record: RecordDef): fc.Arbitrary<WireRecord[]> {
   const keyFields = record.fields.filter((field) => record.primaryKey.includes(field.column));
@@ -57,10 +93,11 @@ function anyBatch(record: RecordDef): fc.Arbitrary<WireRecord[]> {
   );
   return fc.tuple(anyRecord(record), fc.array(partial, { maxLength: 3 })).map(([full, partials]) => {
     const seen = new Set<string>();
-    return [full, ...partials].filter((values) => {
+    const batch = [full, ...partials].filter((values) => {
       const key = JSON.stringify(keyFields.map((field) => values[field.name]));
       return !seen.has(key) && Boolean(seen.add(key));
     });
+    return distinctUnderUniqueIndexes(record, batch);
   });
 }
 
