@@ -1,6 +1,48 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * The floors of src/ (STYLE.md: "floors only look down"): a folder imports from folders on lower floors
+ * only, never from a peer or from above. `config` and `runtime` are the modules src/config.ts and src/runtime.ts.
+ */
+const FLOORS = [
+  ['catalog', 'contract', 'config'],
+  ['crypto'],
+  ['store', 'query'],
+  ['security'],
+  ['operations', 'seed'],
+  ['http', 'runtime'],
+  ['cli'],
+];
+
+/** no-restricted-imports for a module of `folder` on floor `floor`: every folder not below it is off limits. */
+function floorRule(folder, floor, prefix) {
+  const below = FLOORS.slice(0, floor).flat();
+  const forbidden = FLOORS.flat().filter((name) => name !== folder && !below.includes(name));
+  if (forbidden.length === 0) return {};
+  return {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            regex: `^${prefix}(${forbidden.join('|')})(/|\\.js$)`,
+            message: `src/${folder} is on floor ${floor}; it may import only from ${below.join(', ') || 'nothing in src'} (eslint.config.js FLOORS)`,
+          },
+        ],
+      },
+    ],
+  };
+}
+
+const floorConfigs = FLOORS.flatMap((names, floor) =>
+  names.map((name) =>
+    ['config', 'runtime'].includes(name)
+      ? { files: [`src/${name}.ts`], rules: floorRule(name, floor, '\\./') }
+      : { files: [`src/${name}/**/*.ts`], rules: floorRule(name, floor, '(\\.\\./)+') },
+  ),
+);
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'dist/', 'scratch/', 'bench/results/', 'bench/.data/'] },
   js.configs.recommended,
@@ -14,4 +56,5 @@ export default tseslint.config(
     },
   },
   { files: ['bench/**', 'scripts/**'], rules: { 'no-console': 'off' } },
+  ...floorConfigs,
 );

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import type { Config } from './config.js';
-import { secretsFromMaster, loadMasterSecret, type Secrets } from './security/secrets.js';
+import { secretsFromMaster, loadMasterSecret, type Secrets } from './crypto/secrets.js';
 import { lockDataDir, tookOverMessage, type DataDirLock } from './store/data-dir-lock.js';
 import { openDatabase, type Database } from './store/database.js';
 import { migrate } from './store/migrations.js';

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { RECORDS, type FieldDef, type RecordDef } from '../src/catalog/index.js';
-import { secretsFromMaster } from '../src/security/secrets.js';
+import { secretsFromMaster } from '../src/crypto/secrets.js';
 import { copyPlan } from '../src/store/bulk-load.js';
 import { dropSchema, openDatabase, type Database } from '../src/store/database.js';
 import { migrate } from '../src/store/migrations.js';

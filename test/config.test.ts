@@ -7,8 +7,8 @@ import { describe, test } from 'node:test';
 import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import { checkCredentialPolicy } from '../src/operations/credential-policy.js';
-import { CREDENTIAL_KINDS } from '../src/operations/envelope.js';
-import type { Secrets } from '../src/security/secrets.js';
+import { CREDENTIAL_KINDS } from '../src/contract/envelope.js';
+import type { Secrets } from '../src/crypto/secrets.js';
 import type { Db } from '../src/store/database.js';
 
 test('without variables the documented defaults apply', () => {

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import type { TSchema } from 'typebox';
 import { OPERATIONS } from '../src/operations/index.js';
 import { operationPath, type AnyOperation } from '../src/operations/types.js';
-import { hashPassword } from '../src/security/passwords.js';
+import { hashPassword } from '../src/crypto/passwords.js';
 import { tokens, users } from '../src/store/access.js';
 import { adminCredentials, BACKENDS, createHarness, type Harness } from './support/harness.js';
 

@@ -17,7 +17,7 @@ import { locatorName } from '../src/operations/share-update.js';
 import { operationPath, type AnyOperation } from '../src/operations/types.js';
 import { adminLockoutSubject, Authenticator } from '../src/security/authenticator.js';
 import { createJwtVerifier } from '../src/security/jwt.js';
-import { hashPassword, verifyPassword } from '../src/security/passwords.js';
+import { hashPassword, verifyPassword } from '../src/crypto/passwords.js';
 import { redisRateLimiter } from '../src/security/rate-limit.js';
 import { buildApp } from '../src/http/app.js';
 import { generateAccount } from '../src/seed/generate.js';

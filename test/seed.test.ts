@@ -18,7 +18,7 @@ import {
 } from '../src/seed/generate.js';
 import { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED, seedDatabase, type SeedSummary } from '../src/seed/load.js';
 import { createProgress } from '../src/seed/progress.js';
-import { secretsFromMaster } from '../src/security/secrets.js';
+import { secretsFromMaster } from '../src/crypto/secrets.js';
 import { dropSchema, openDatabase, type Database, type Db } from '../src/store/database.js';
 import { migrate } from '../src/store/migrations.js';
 import type { Row, WireRecord } from '../src/store/records.js';

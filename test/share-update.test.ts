@@ -10,7 +10,7 @@ import { fieldOf, FAMILIES, type Family, type FieldDef, type RecordDef } from '.
 import { updatableFieldsName } from '../src/catalog/schemas.js';
 import { locatorName, operationName, SHARE_UPDATE_RECORDS } from '../src/operations/share-update.js';
 import { FAMILY_PATH } from '../src/operations/types.js';
-import { hashPassword } from '../src/security/passwords.js';
+import { hashPassword } from '../src/crypto/passwords.js';
 import { seedDatabase } from '../src/seed/load.js';
 import { users } from '../src/store/access.js';
 import { findRecord, type Row } from '../src/store/records.js';

@@ -8,8 +8,9 @@ import { openRuntime, type Runtime } from '../runtime.js';
 import { defaultEncoderWorkers, seedDatabase, DEFAULT_SEED, PARALLEL_FROM_ACCOUNTS } from '../seed/load.js';
 import { seedMemberSecrets } from '../seed/member-secrets.js';
 import { createProgress } from '../seed/progress.js';
-import { generatePassword, hashPassword } from '../security/passwords.js';
-import { memberSecrets, SCOPES, settings, SETTING, tokens, users, type Scope } from '../store/access.js';
+import { generatePassword, hashPassword } from '../crypto/passwords.js';
+import { SCOPES, type Scope } from '../contract/scopes.js';
+import { memberSecrets, settings, SETTING, tokens, users } from '../store/access.js';
 import { readAudit } from '../store/audit.js';
 import { integerOption, parseCommand, UsageError, type CommandSpec } from './args.js';
 

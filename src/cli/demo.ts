@@ -9,8 +9,9 @@ import type { Runtime } from '../runtime.js';
 import { seedDatabase, DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED } from '../seed/load.js';
 import { seedMemberSecrets } from '../seed/member-secrets.js';
 import { createProgress } from '../seed/progress.js';
-import { generatePassword, hashPassword } from '../security/passwords.js';
-import { settings, SETTING, SCOPES, tokens } from '../store/access.js';
+import { generatePassword, hashPassword } from '../crypto/passwords.js';
+import { SCOPES } from '../contract/scopes.js';
+import { settings, SETTING, tokens } from '../store/access.js';
 
 export interface DemoCredentials {
   readonly apiToken: string;

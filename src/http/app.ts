@@ -12,7 +12,7 @@ import { OPERATIONS, SHARED_SCHEMAS } from '../operations/index.js';
 import { Authenticator } from '../security/authenticator.js';
 import type { JwtVerifier } from '../security/jwt.js';
 import { createRateLimiter, type RateLimiter } from '../security/rate-limit.js';
-import type { Secrets } from '../security/secrets.js';
+import type { Secrets } from '../crypto/secrets.js';
 import { AuditLog } from '../store/audit.js';
 import type { Db } from '../store/database.js';
 import { errorHandler, sendProblem } from './error-handler.js';
@@ -22,7 +22,7 @@ import { withSafeErrorLogging } from './log-safety.js';
 import { openApiOptions } from './openapi.js';
 import { registerOperationRoutes } from './operation-routes.js';
 import { registerOpsRoutes } from './ops-routes.js';
-import { Problem } from './problems.js';
+import { Problem } from '../contract/problems.js';
 
 export interface AppOptions {
   readonly db: Db;

@@ -5,7 +5,7 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isConnectionFailure } from '../store/database.js';
-import { databaseUnavailable, Problem, problemBody, validationFailed, type PropertyError } from './problems.js';
+import { databaseUnavailable, Problem, problemBody, validationFailed, type PropertyError } from '../contract/problems.js';
 
 interface AjvError {
   instancePath: string;

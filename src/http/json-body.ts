@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { Problem, validationFailed, type PropertyError } from './problems.js';
+import { Problem, validationFailed, type PropertyError } from '../contract/problems.js';
 
 /** Properties reported at most: a body of a thousand NULs gets a short answer, not a thousand lines. */
 const MAX_REPORTED = 100;

@@ -7,14 +7,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
-import { envelopeProperties, MEMBER_CREDENTIAL_KINDS, type CredentialKind, type CredentialsBody } from '../operations/envelope.js';
+import { envelopeProperties, MEMBER_CREDENTIAL_KINDS, type CredentialKind, type CredentialsBody } from '../contract/envelope.js';
 import { operationPath, type AnyOperation } from '../operations/types.js';
 import type { Authenticator, BearerIdentity, CredentialIdentity } from '../security/authenticator.js';
 import type { RateLimiter } from '../security/rate-limit.js';
-import type { Secrets } from '../security/secrets.js';
+import type { Secrets } from '../crypto/secrets.js';
 import { AuditLog, type AuditEvent } from '../store/audit.js';
 import type { Db } from '../store/database.js';
-import { forbidden, Problem } from './problems.js';
+import { forbidden, Problem } from '../contract/problems.js';
 import { runWrite } from './writes.js';
 
 declare module 'fastify' {

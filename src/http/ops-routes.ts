@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import type { AnyOperation } from '../operations/types.js';
 import { operationPath } from '../operations/types.js';
 import { ping, type Db } from '../store/database.js';
-import { databaseUnavailable } from './problems.js';
+import { databaseUnavailable } from '../contract/problems.js';
 
 export function registerOpsRoutes(app: FastifyInstance, options: { db: Db; operations: readonly AnyOperation[] }): void {
   const hide = { hide: true };

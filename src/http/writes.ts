@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import type { Db } from '../store/database.js';
 import { idempotencyKeys } from '../store/idempotency.js';
-import { canonicalJson } from '../operations/paging.js';
-import { Problem, validationFailed } from './problems.js';
+import { canonicalJson } from '../contract/canonical-json.js';
+import { Problem, validationFailed } from '../contract/problems.js';
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 

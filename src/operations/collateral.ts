@@ -6,11 +6,11 @@
 import { Type, type TSchema } from 'typebox';
 import { recordDef, type RecordDef } from '../catalog/index.js';
 import { QuerySchema, schemaIds } from '../catalog/schemas.js';
-import { recordNotFound } from '../http/problems.js';
-import type { Secrets } from '../security/secrets.js';
+import { recordNotFound } from '../contract/problems.js';
+import type { Secrets } from '../crypto/secrets.js';
 import { POSITION, recordTree } from '../store/record-tree.js';
 import type { Row, WireRecord } from '../store/records.js';
-import { text } from './envelope.js';
+import { text } from '../contract/envelope.js';
 import { PagingTokens, PagingRequestContextSchema, type PagingRequest, type PagingScope } from './paging.js';
 import {
   attachChildLists,

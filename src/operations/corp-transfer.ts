@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { isCalendarDate } from '../catalog/field-rules.js';
 import { recordDef } from '../catalog/index.js';
 import { schemaIds } from '../catalog/schemas.js';
-import { recordNotFound, validationFailed } from '../http/problems.js';
+import { recordNotFound, validationFailed } from '../contract/problems.js';
 import { findRecord } from '../store/records.js';
 import { applyEntryFilters, resolveSelection, type SelectorFlags } from './selection.js';
 import { STAFF_CREDENTIALS, type Operation } from './types.js';

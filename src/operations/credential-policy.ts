@@ -4,7 +4,7 @@
  * without a word.
  */
 import type { Config } from '../config.js';
-import { CREDENTIAL_KINDS } from './envelope.js';
+import { CREDENTIAL_KINDS } from '../contract/envelope.js';
 import { OPERATIONS } from './index.js';
 
 const POLICY_PREFIX = 'COREGATE_CREDENTIALS_';

@@ -4,7 +4,7 @@
  */
 import { Type, type TSchema } from 'typebox';
 import { lookupQueries, type ShareMatch } from '../store/lookups.js';
-import { AccountNumberSchema, text } from './envelope.js';
+import { AccountNumberSchema, text } from '../contract/envelope.js';
 import { STAFF_CREDENTIALS, type Operation, type OperationContext } from './types.js';
 
 const AccountNumber = AccountNumberSchema;

@@ -4,10 +4,10 @@
 import type { TSchema } from 'typebox';
 import { recordDef } from '../catalog/index.js';
 import { readableRecordSchemas } from '../catalog/schemas.js';
-import { ProblemSchema } from '../http/problems.js';
+import { ProblemSchema } from '../contract/problems.js';
 import { COLLATERAL_OPERATIONS, COLLATERAL_RECORDS, COLLATERAL_SCHEMAS } from './collateral.js';
 import { getCorpTransferSelectFields } from './corp-transfer.js';
-import { CredentialsSchema, NxAttributesSchema } from './envelope.js';
+import { CredentialsSchema, NxAttributesSchema } from '../contract/envelope.js';
 import { FINDBY_OPERATIONS } from './findby.js';
 import { SESSION_OPERATIONS } from './sessions.js';
 import { SHARE_UPDATE_OPERATIONS, SHARE_UPDATE_SCHEMAS } from './share-update.js';

@@ -6,7 +6,8 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { Type } from 'typebox';
-import { Problem } from '../http/problems.js';
+import { canonicalJson } from '../contract/canonical-json.js';
+import { Problem } from '../contract/problems.js';
 
 export const PagingRequestContextSchema = Type.Object(
   {
@@ -40,16 +41,6 @@ interface TokenPayload {
   readonly s: string;
   /** Position column value of the last record returned. */
   readonly p: number;
-}
-
-/** Stable JSON: object keys sorted, so equal selections digest alike whatever their property order. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 function scopeDigest(scope: PagingScope): string {

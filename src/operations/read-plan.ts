@@ -6,7 +6,7 @@
 import type { RawBuilder } from 'kysely';
 import type { RecordDef } from '../catalog/index.js';
 import { childRecords, schemaIds } from '../catalog/schemas.js';
-import { Problem } from '../http/problems.js';
+import { Problem } from '../contract/problems.js';
 import { compileQuery, QueryError } from '../query/index.js';
 import type { Db } from '../store/database.js';
 import { POSITION, recordTree, type ChildListPlan } from '../store/record-tree.js';

@@ -17,12 +17,12 @@ import {
   type RecordDef,
 } from '../catalog/index.js';
 import { updatableFieldsName, updatableFieldsSchema } from '../catalog/schemas.js';
-import { recordNotFound } from '../http/problems.js';
-import type { Secrets } from '../security/secrets.js';
+import { recordNotFound } from '../contract/problems.js';
+import type { Secrets } from '../crypto/secrets.js';
 import { toRow, type Row, type WireRecord } from '../store/records.js';
 import { shareRecords, type ShareRecordKey } from '../store/share-records.js';
 import { protectedColumns } from '../store/schema.js';
-import { AccountNumberSchema } from './envelope.js';
+import { AccountNumberSchema } from '../contract/envelope.js';
 import { STAFF_AND_MEMBER_CREDENTIALS, type Operation, type OperationContext } from './types.js';
 
 /** The records of the updateShare group, in the spec's order. */

@@ -7,10 +7,10 @@ import type { TSchema } from 'typebox';
 import type { Family } from '../catalog/index.js';
 import type { Config } from '../config.js';
 import type { CredentialIdentity } from '../security/authenticator.js';
-import type { Secrets } from '../security/secrets.js';
-import type { Scope } from '../store/access.js';
+import type { Secrets } from '../crypto/secrets.js';
+import type { Scope } from '../contract/scopes.js';
 import type { Db } from '../store/database.js';
-import { MEMBER_CREDENTIAL_KINDS, type CredentialKind } from './envelope.js';
+import { MEMBER_CREDENTIAL_KINDS, type CredentialKind } from '../contract/envelope.js';
 
 export type Service = 'findby' | 'corptransfer' | 'account' | 'collateral' | 'usermanagement';
 

@@ -6,14 +6,15 @@
 import { createHash, createHmac } from 'node:crypto';
 import { Type, type TSchema } from 'typebox';
 import type { Config } from '../config.js';
-import { forbidden, unauthenticated, validationFailed } from '../http/problems.js';
-import { CREDENTIAL_SCHEMAS, type CredentialKind, type CredentialsBody } from '../operations/envelope.js';
-import { hashToken, lockouts, memberSecrets, sessions, settings, SETTING, tokens, users, type Scope } from '../store/access.js';
+import { forbidden, unauthenticated, validationFailed } from '../contract/problems.js';
+import { CREDENTIAL_SCHEMAS, type CredentialKind, type CredentialsBody } from '../contract/envelope.js';
+import { type Scope } from '../contract/scopes.js';
+import { hashToken, lockouts, memberSecrets, sessions, settings, SETTING, tokens, users } from '../store/access.js';
 import type { Db } from '../store/database.js';
 import { lookupQueries } from '../store/lookups.js';
 import { looksLikeJwt, type JwtVerifier } from './jwt.js';
-import { verifyPassword as scryptVerify } from './passwords.js';
-import type { Secrets } from './secrets.js';
+import { verifyPassword as scryptVerify } from '../crypto/passwords.js';
+import type { Secrets } from '../crypto/secrets.js';
 
 export interface BearerIdentity {
   readonly tokenName: string;

@@ -5,7 +5,7 @@
  * that name one of ours.
  */
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import { SCOPES, type Scope } from '../store/access.js';
+import { SCOPES, type Scope } from '../contract/scopes.js';
 
 export interface JwtSettings {
   /** The provider's JWKS: `https://…`, or plain `http://` on a loopback host only (tests). */

@@ -3,7 +3,7 @@
  * thread (small datasets) and the encoder worker threads (large ones), so both write identical data.
  */
 import { recordDef } from '../catalog/index.js';
-import type { Secrets } from '../security/secrets.js';
+import type { Secrets } from '../crypto/secrets.js';
 import { copyPlan, type CopyRecord, type CopyText } from '../store/bulk-load.js';
 import { SEEDED_RECORD_NAMES, generateAccount } from './generate.js';
 

@@ -3,7 +3,7 @@
  * once, as workerData, and answers each `{ seed, range }` message with one `EncodedChunk`, in order.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { secretsFromMaster } from '../security/secrets.js';
+import { secretsFromMaster } from '../crypto/secrets.js';
 import { encodeChunk, type AccountRange } from './encode.js';
 
 export interface EncoderJob {

@@ -7,7 +7,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { sql } from 'kysely';
-import type { Secrets } from '../security/secrets.js';
+import type { Secrets } from '../crypto/secrets.js';
 import type { BulkSession, Database } from '../store/database.js';
 import { SEEDED_PLANS, encodeChunk, type AccountRange, type EncodedChunk } from './encode.js';
 import type { EncoderJob } from './encoder-worker.js';

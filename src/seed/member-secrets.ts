@@ -3,7 +3,7 @@
  * audio access code, so AccountNumber, HomeBanking and Lookup credentials can be tried. Only a few,
  * because each is an scrypt hash; real secrets are set with `coregate member`.
  */
-import { hashPassword } from '../security/passwords.js';
+import { hashPassword } from '../crypto/passwords.js';
 import { memberSecrets } from '../store/access.js';
 import type { Db } from '../store/database.js';
 import { accountNumberOf } from './generate.js';

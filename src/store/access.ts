@@ -4,10 +4,9 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import type { Scope } from '../contract/scopes.js';
 import type { Db } from './database.js';
 
-export const SCOPES = ['findby', 'corptransfer:read', 'share:write', 'collateral:read'] as const;
-export type Scope = (typeof SCOPES)[number];
 
 export interface ApiToken {
   readonly id: number;

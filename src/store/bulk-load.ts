@@ -4,7 +4,7 @@
  * worth of lines are streamed with `COPY … FROM STDIN`, which skips per-statement parsing and planning.
  */
 import type { FieldDef, RecordDef } from '../catalog/index.js';
-import type { Secrets } from '../security/secrets.js';
+import type { Secrets } from '../crypto/secrets.js';
 import type { Row, WireRecord } from './records.js';
 import { tableColumns, type TableColumn } from './schema.js';
 

@@ -3,7 +3,7 @@
  * Card numbers, SSNs and MICR numbers are matched by their keyed HMAC, never in clear.
  */
 import { sql } from 'kysely';
-import type { Secrets } from '../security/secrets.js';
+import type { Secrets } from '../crypto/secrets.js';
 import type { Db } from './database.js';
 
 /** Card status code of an active card; "active" also requires an expiration date not in the past. */

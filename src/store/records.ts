@@ -4,7 +4,7 @@
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { FieldDef, RecordDef } from '../catalog/index.js';
-import type { Secrets } from '../security/secrets.js';
+import type { Secrets } from '../crypto/secrets.js';
 import type { Db } from './database.js';
 import { protectedColumns } from './schema.js';
 

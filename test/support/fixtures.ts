@@ -2,7 +2,7 @@
  * Small hand-made records for operation tests, inserted through the same store functions the seeder uses.
  */
 import { recordDef } from '../../src/catalog/index.js';
-import type { Secrets } from '../../src/security/secrets.js';
+import type { Secrets } from '../../src/crypto/secrets.js';
 import type { Db } from '../../src/store/database.js';
 import { insertRows, toRow, type Row, type WireRecord } from '../../src/store/records.js';
 

@@ -6,11 +6,12 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.js';
 import { buildApp, LOG_REDACT } from '../../src/http/app.js';
-import { settings, SETTING, SCOPES, tokens, type Scope } from '../../src/store/access.js';
+import { SCOPES, type Scope } from '../../src/contract/scopes.js';
+import { settings, SETTING, tokens } from '../../src/store/access.js';
 import { dropSchema, openDatabase, type Database } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrations.js';
-import { hashPassword } from '../../src/security/passwords.js';
-import { secretsFromMaster, type Secrets } from '../../src/security/secrets.js';
+import { hashPassword } from '../../src/crypto/passwords.js';
+import { secretsFromMaster, type Secrets } from '../../src/crypto/secrets.js';
 import type { AppOptions } from '../../src/http/app.js';
 import { clearPans, clearSsns, scrubLogNoise } from './sensitive.js';
 
