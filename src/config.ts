@@ -58,6 +58,8 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** Hours an Idempotency-Key and its response are kept; older keys are swept. */
   readonly idempotencyRetentionHours: number;
+  /** Check every operation's result against its response schema (a mismatch is a 500); the test suite sets it. */
+  readonly checkResponses: boolean;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -68,6 +70,13 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new Error(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
   }
   return value;
+}
+
+function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw !== 'true' && raw !== 'false') throw new Error(`${name} must be true or false, got "${raw}"`);
+  return raw === 'true';
 }
 
 const POLICY_PREFIX = 'COREGATE_CREDENTIALS_';
@@ -115,5 +124,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxConnections: integer(env, 'COREGATE_MAX_CONNECTIONS', 2_000, 1, 1_000_000),
     shutdownGraceMs: integer(env, 'COREGATE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     idempotencyRetentionHours: integer(env, 'COREGATE_IDEMPOTENCY_RETENTION_HOURS', 24, 1, 24 * 365),
+    checkResponses: boolean(env, 'COREGATE_CHECK_RESPONSES', false),
   };
 }

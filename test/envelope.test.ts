@@ -121,7 +121,7 @@ describe('request validation of every operation', () => {
   });
 
   const requiredFields = (operation: AnyOperation) =>
-    Object.entries(operation.request).filter(([, schema]) => !('~optional' in schema));
+    Object.entries<TSchema>(operation.request).filter(([, schema]) => !('~optional' in schema));
 
   for (const operation of OPERATIONS) {
     const path = operationPath(operation);
@@ -134,7 +134,7 @@ describe('request validation of every operation', () => {
     });
 
     test(`${operation.family} ${operation.name}: a value of the wrong type is reported with its pointer`, async () => {
-      for (const [name, schema] of Object.entries(operation.request)) {
+      for (const [name, schema] of Object.entries<TSchema>(operation.request)) {
         const response = await h.call(path, { [name]: wrongTypeValue(schema) });
         assert.equal(response.statusCode, 400);
         const pointers = (response.json() as { errors: { pointer: string }[] }).errors.map((e) => e.pointer);

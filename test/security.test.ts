@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import type { TSchema } from 'typebox';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { sql } from 'kysely';
 import { fieldOf, recordDef, RECORDS } from '../src/catalog/index.js';
@@ -67,7 +68,7 @@ function validBody(operation: AnyOperation): Record<string, unknown> {
     }
     case 'collateral':
       return Object.fromEntries(
-        Object.entries(operation.request)
+        Object.entries<TSchema>(operation.request)
           .filter(([, schema]) => !('~optional' in schema))
           .map(([name]) => [name, name === 'CollateralNumber' ? '7000000011' : 1]),
       );

@@ -161,7 +161,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     uiConfig: { deepLinking: true, tryItOutEnabled: true },
   });
 
-  registerOperationRoutes(app, { db, secrets, config, operations: OPERATIONS, authenticator, limiter, audit });
+  registerOperationRoutes(app, {
+    db,
+    secrets,
+    config,
+    operations: OPERATIONS,
+    sharedSchemas: SHARED_SCHEMAS,
+    authenticator,
+    limiter,
+    audit,
+  });
   registerOpsRoutes(app, { db, operations: OPERATIONS });
   registerMaintenance(app, { db, config });
   return app;

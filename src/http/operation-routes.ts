@@ -5,10 +5,11 @@
  * written to the audit trail with its outcome, denied ones included.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { Type, type TProperties, type TSchema } from 'typebox';
 import type { Config } from '../config.js';
-import { envelopeProperties, MEMBER_CREDENTIAL_KINDS, type CredentialKind, type CredentialsBody } from '../contract/envelope.js';
-import { operationPath, type AnyOperation } from '../operations/types.js';
+import { envelopeProperties, MEMBER_CREDENTIAL_KINDS, type CredentialKind } from '../contract/envelope.js';
+import { responseChecker } from '../operations/response-check.js';
+import { operationPath, type AnyOperation, type RequestBody } from '../operations/types.js';
 import type { Authenticator, BearerIdentity, CredentialIdentity } from '../security/authenticator.js';
 import type { RateLimiter } from '../security/rate-limit.js';
 import type { Secrets } from '../crypto/secrets.js';
@@ -23,8 +24,9 @@ declare module 'fastify' {
     caller?: CredentialIdentity;
     /** Stable code of the problem answered, for the audit trail. */
     problemCode?: string;
-    /** Accounts found by the operation, for the audit trail. */
+    /** Accounts the request names or the operation found, and the collateral it reads, for the audit trail. */
     auditAccounts?: readonly string[];
+    auditCollateral?: string;
     /** The call's audit event was committed in its write transaction; the response hook adds none. */
     auditedInTransaction?: boolean;
   }
@@ -38,6 +40,8 @@ export interface OperationRoutesOptions {
   readonly secrets: Secrets;
   readonly config: Config;
   readonly operations: readonly AnyOperation[];
+  /** The schemas operations' requests and responses refer to. */
+  readonly sharedSchemas: readonly TSchema[];
   readonly authenticator: Authenticator;
   readonly limiter: RateLimiter;
   readonly audit: AuditLog;
@@ -50,7 +54,7 @@ const MINUTE = 60;
  * Member-level kinds are dropped where the operation cannot confine a member to an account.
  */
 export function acceptedCredentials(operation: AnyOperation, config: Config): readonly CredentialKind[] {
-  const configured = operation.service === 'usermanagement' ? undefined : config.credentialPolicy[operation.service];
+  const configured = operation.fixedCredentials ? undefined : config.credentialPolicy[operation.service];
   const kinds = (configured ?? operation.credentials) as readonly CredentialKind[];
   return operation.accountOf ? kinds : kinds.filter((kind) => !MEMBER_CREDENTIAL_KINDS.includes(kind));
 }
@@ -61,23 +65,16 @@ function rateLimited(retryAfterSeconds: number): Problem {
   });
 }
 
-function touchedAccounts(request: FastifyRequest): string[] {
-  const body = request.body as { AccountNumber?: unknown } | undefined;
-  if (typeof body?.AccountNumber === 'string') return [body.AccountNumber];
-  return [...(request.auditAccounts ?? [])];
-}
-
 /** The audit event of a call to an operation, answered with `status` (and a problem `code` when it failed). */
 function auditEvent(request: FastifyRequest, operation: AnyOperation, status: number, code: string | null): AuditEvent {
-  const body = request.body as { CollateralNumber?: unknown } | undefined;
   return {
     requestId: request.id,
     tokenName: request.bearer?.tokenName ?? null,
     userNumber: request.caller?.userNumber ?? null,
     memberAccount: request.caller?.memberAccount ?? null,
     operation: `${operation.family}:${operation.name}`,
-    accountNumbers: touchedAccounts(request),
-    collateralNumber: typeof body?.CollateralNumber === 'string' ? body.CollateralNumber.slice(0, 10) : null,
+    accountNumbers: [...(request.auditAccounts ?? [])],
+    collateralNumber: request.auditCollateral ?? null,
     status,
     code,
   };
@@ -87,6 +84,7 @@ export function registerOperationRoutes(app: FastifyInstance, options: Operation
   const { db, secrets, config, authenticator, limiter, audit } = options;
   const general = { limit: config.rateLimitPerMinute, windowSeconds: MINUTE };
   const findBy = { limit: config.findByRateLimitPerMinute, windowSeconds: MINUTE };
+  const checkResponse = config.checkResponses ? responseChecker(options.sharedSchemas) : undefined;
 
   app.addHook('onRequest', async (request, reply) => {
     const operation = request.routeOptions.config.operation;
@@ -115,7 +113,8 @@ export function registerOperationRoutes(app: FastifyInstance, options: Operation
 
   for (const operation of options.operations) {
     const accepted = acceptedCredentials(operation, config);
-    app.post(
+    // The body is declared as every operation's request: the envelope, then what its own schema validated.
+    app.post<{ Body: RequestBody<TProperties> }>(
       operationPath(operation),
       {
         config: { operation },
@@ -134,11 +133,15 @@ export function registerOperationRoutes(app: FastifyInstance, options: Operation
         },
       },
       async (request, reply) => {
-        const body = request.body as { Credentials: CredentialsBody } & Record<string, unknown>;
+        const { body } = request;
+        // What the audit trail names: read off the validated body, so a refused call names it too.
+        const account = operation.accountOf?.(body);
+        if (account !== undefined) request.auditAccounts = [account];
+        request.auditCollateral = operation.collateralOf?.(body);
         const caller = await authenticator.verifyCredentials(body.Credentials, accepted, request.bearer!.tokenName);
         request.caller = caller;
         // Member confinement: a member's credentials reach only the member's own account.
-        if (caller.memberAccount !== undefined && operation.accountOf?.(body) !== caller.memberAccount) {
+        if (caller.memberAccount !== undefined && account !== caller.memberAccount) {
           throw forbidden('These credentials do not reach that account');
         }
         const context = { db, secrets, config, caller };
@@ -157,6 +160,7 @@ export function registerOperationRoutes(app: FastifyInstance, options: Operation
               (trx) => operation.handle({ ...context, db: trx }, body),
             )
           : await operation.handle(context, body);
+        checkResponse?.(operation, result);
         if (operation.writes) request.auditedInTransaction = true;
         if (operation.auditAccounts) request.auditAccounts = operation.auditAccounts(result);
         return result;

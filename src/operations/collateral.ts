@@ -3,7 +3,7 @@
  * (single record, list, paged, search, filter-children) over the collateral record tree
  * Collateral → CollHold, Document → DocumentTracking, FmHistory, Tracking.
  */
-import { Type, type TSchema } from 'typebox';
+import { Type, type TOptional, type TSchema, type TUnsafe } from 'typebox';
 import { recordDef, type RecordDef } from '../catalog/index.js';
 import { QuerySchema, schemaIds } from '../catalog/schemas.js';
 import { recordNotFound } from '../contract/problems.js';
@@ -21,7 +21,7 @@ import {
   type ReadPlan,
   type SelectableFields,
 } from './read-plan.js';
-import { STAFF_CREDENTIALS, type Operation, type OperationContext } from './types.js';
+import { defineOperation, STAFF_CREDENTIALS, type OperationContext, type RequestBody } from './types.js';
 
 interface Kind {
   readonly verb: 'get' | 'search';
@@ -110,21 +110,32 @@ function ancestors(record: RecordDef): RecordDef[] {
 
 const locatorField = (record: RecordDef) => `${record.name}Locator`;
 
-type CollateralBody = Readonly<Record<string, unknown>> & {
-  CollateralNumber: string;
-  SelectableFields?: SelectableFields;
-  ChildrenSearchFilter?: ChildrenFilter;
-  SearchFilter?: { Query?: string } & ChildrenFilter;
-  Query?: string;
-  PagingRequestContext?: PagingRequest;
+/**
+ * Every property a collateral request may have; each operation takes those its kind needs
+ * (`requestSchema`). The shared schemas they refer to are derived per record by the catalog, so their
+ * shapes are given here once, as the types the read plan works with. Locators are named from the
+ * catalog at run time (`<Record>Locator`) and are read with `locatorOf`.
+ */
+type CollateralRequest = {
+  CollateralNumber: ReturnType<typeof text>;
+  SelectableFields: TOptional<TUnsafe<SelectableFields>>;
+  ChildrenSearchFilter: TOptional<TUnsafe<ChildrenFilter>>;
+  SearchFilter: TOptional<TUnsafe<{ Query?: string } & ChildrenFilter>>;
+  PagingRequestContext: TOptional<TUnsafe<PagingRequest>>;
+  Query: TOptional<typeof QuerySchema>;
 };
+type CollateralBody = RequestBody<CollateralRequest>;
+
+/** A locator of the request, named from the catalog (validated by the route like every other property). */
+const locatorOf = (body: CollateralBody, record: RecordDef): number =>
+  (body as unknown as Readonly<Record<string, number>>)[locatorField(record)]!;
 
 /** Key columns of the record's parent (the root's own key for the root), from the request. */
 function parentKey(record: RecordDef, body: CollateralBody): Row {
   const key: Row = { collateral_number: body.CollateralNumber };
   ancestors(record)
     .slice(1)
-    .forEach((ancestor, i) => (key[record.keyColumns[i + 1]!.column] = body[locatorField(ancestor)]));
+    .forEach((ancestor, i) => (key[record.keyColumns[i + 1]!.column] = locatorOf(body, ancestor)));
   return key;
 }
 
@@ -135,14 +146,15 @@ async function requireParents(context: OperationContext, record: RecordDef, body
     const key: Row =
       depth === 0
         ? { collateral_number: body.CollateralNumber }
-        : { ...parentKey(ancestor, body), [ancestor.positionColumn!]: body[locatorField(ancestor)] };
+        : { ...parentKey(ancestor, body), [ancestor.positionColumn!]: locatorOf(body, ancestor) };
     if (!(await recordTree.exists(context.db, ancestor, key))) {
       throw recordNotFound(`No ${ancestor.name} ${Object.values(key).join('/')}`);
     }
   }
 }
 
-function requestSchema(record: RecordDef, kind: Kind): Record<string, TSchema> {
+/** The request of an operation of `kind` on `record`: the properties of `CollateralRequest` it takes, and its locators. */
+function requestSchema(record: RecordDef, kind: Kind): CollateralRequest {
   const locator = Type.Integer({ minimum: 1, maximum: 2147483647 });
   return {
     CollateralNumber: text(1, 10, 'The collateral number'),
@@ -167,7 +179,7 @@ function requestSchema(record: RecordDef, kind: Kind): Record<string, TSchema> {
       : {}),
     ...(kind.shape === 'paged' ? { PagingRequestContext: Type.Optional(Type.Ref('PagingRequestContext')) } : {}),
     ...(kind.query ? { Query: Type.Optional(QuerySchema) } : {}),
-  };
+  } as Record<string, TSchema> as CollateralRequest;
 }
 
 /** Spec: "Response shape by operation kind". */
@@ -217,7 +229,7 @@ async function handle(name: string, record: RecordDef, kind: Kind, context: Oper
   const key = parentKey(record, body);
 
   if (kind.shape === 'single') {
-    const fullKey = record === ROOT ? key : { ...key, [record.positionColumn!]: body[locatorField(record)] };
+    const fullKey = record === ROOT ? key : { ...key, [record.positionColumn!]: locatorOf(body, record) };
     const found = await recordTree.one(db, record, fullKey, plan.selection.fields);
     if (!found) throw recordNotFound(`No ${record.name} ${Object.values(fullKey).join('/')}`);
     await attachChildLists(db, plan, key, [found], config.listMaximum);
@@ -269,10 +281,10 @@ async function handle(name: string, record: RecordDef, kind: Kind, context: Oper
   return { [record.name]: page.map((row) => finish(plan, row)), Token: token };
 }
 
-function collateralOperation(record: RecordDef, kindName: KindName): Operation<CollateralBody> {
+function collateralOperation(record: RecordDef, kindName: KindName) {
   const kind: Kind = KINDS[kindName];
   const name = `${kind.verb}${record.name}${kind.suffix}`;
-  return {
+  return defineOperation({
     name,
     family: 'P2',
     service: 'collateral',
@@ -285,8 +297,9 @@ function collateralOperation(record: RecordDef, kindName: KindName): Operation<C
     credentials: STAFF_CREDENTIALS,
     request: requestSchema(record, kind),
     response: responseSchema(record, kind),
+    collateralOf: (body) => body.CollateralNumber,
     handle: (context, body) => handle(name, record, kind, context, body),
-  };
+  });
 }
 
 /** Every collateral operation with its record and kind. */

@@ -8,19 +8,19 @@ import { schemaIds } from '../catalog/schemas.js';
 import { recordNotFound, validationFailed } from '../contract/problems.js';
 import { findRecord } from '../store/records.js';
 import { applyEntryFilters, resolveSelection, type SelectorFlags } from './selection.js';
-import { STAFF_CREDENTIALS, type Operation } from './types.js';
+import { defineOperation, STAFF_CREDENTIALS } from './types.js';
 
 const corpTransfer = recordDef('CorpTransfer');
 /** Spec: the record is identified by GlobalSequenceDate plus GlobalSequence; both are always returned. */
 const KEY_FIELDS = ['GlobalSequenceDate', 'GlobalSequence'];
 
-interface GetCorpTransferBody {
-  CorpTransferGlobalSequenceDate: string;
-  CorpTransferGlobalSequence: number;
-  SelectableFields?: { IncludeAllCorpTransferFields?: boolean; CorpTransferFields?: SelectorFlags };
-}
+/** The record's `SelectableFields` (a shared schema the catalog derives), typed as the spec shapes it. */
+type SelectableFieldsOf<Name extends string> = { readonly [K in `IncludeAll${Name}Fields`]?: boolean } & {
+  readonly [K in `${Name}Fields`]?: SelectorFlags;
+};
+const SelectableFields = Type.Unsafe<SelectableFieldsOf<'CorpTransfer'>>(Type.Ref(schemaIds.selectable(corpTransfer)));
 
-export const getCorpTransferSelectFields: Operation<GetCorpTransferBody> = {
+export const getCorpTransferSelectFields = defineOperation({
   name: 'getCorpTransferSelectFields',
   family: 'P1',
   service: 'corptransfer',
@@ -30,7 +30,7 @@ export const getCorpTransferSelectFields: Operation<GetCorpTransferBody> = {
   request: {
     CorpTransferGlobalSequenceDate: Type.String({ format: 'date', description: 'YYYY-MM-DD' }),
     CorpTransferGlobalSequence: Type.Integer({ minimum: 1, maximum: 2147483647 }),
-    SelectableFields: Type.Optional(Type.Ref(schemaIds.selectable(corpTransfer))),
+    SelectableFields: Type.Optional(SelectableFields),
   },
   response: Type.Object({ CorpTransfer: Type.Ref('CorpTransfer') }, { additionalProperties: false }),
   async handle({ db }, body) {
@@ -61,4 +61,4 @@ export const getCorpTransferSelectFields: Operation<GetCorpTransferBody> = {
     }
     return { CorpTransfer: applyEntryFilters(found, selection) };
   },
-};
+});

@@ -11,7 +11,7 @@ const POLICY_PREFIX = 'COREGATE_CREDENTIALS_';
 
 /** Services whose credential kinds are configurable: every service but session management (always UserNumber, then Token). */
 export const CONFIGURABLE_SERVICES: readonly string[] = [
-  ...new Set(OPERATIONS.map((operation) => operation.service).filter((service) => service !== 'usermanagement')),
+  ...new Set(OPERATIONS.filter((operation) => !operation.fixedCredentials).map((operation) => operation.service)),
 ];
 
 /**

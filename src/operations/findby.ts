@@ -2,10 +2,10 @@
  * FindByService (spec document 1): locate accounts by card, home-banking user, MICR plus draft,
  * lookup type plus number, SSN or short name. Nothing found is an empty result, never an error.
  */
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TObject, type TProperties } from 'typebox';
 import { lookupQueries, type ShareMatch } from '../store/lookups.js';
 import { AccountNumberSchema, text } from '../contract/envelope.js';
-import { STAFF_CREDENTIALS, type Operation, type OperationContext } from './types.js';
+import { defineOperation, STAFF_CREDENTIALS, type OperationContext, type RequestBody } from './types.js';
 
 const AccountNumber = AccountNumberSchema;
 const NullableAccountNumber = Type.Unsafe<string | null>({ ...AccountNumber, type: ['string', 'null'] });
@@ -42,14 +42,18 @@ function foundAccounts(result: unknown): string[] {
 
 const CardNumber = Type.String({ pattern: '^[0-9]{12,19}$', description: 'Card number (PAN): 12 to 19 digits' });
 
-function findBy<Body>(
+function findBy<const Request extends TProperties, const Response extends TProperties>(
   name: string,
   summary: string,
-  request: Record<string, TSchema>,
-  response: Record<string, TSchema>,
-  handle: (lookups: ReturnType<typeof lookupQueries>, body: Body, context: OperationContext) => Promise<unknown>,
-): Operation<Body> {
-  return {
+  request: Request,
+  response: Response,
+  handle: (
+    lookups: ReturnType<typeof lookupQueries>,
+    body: RequestBody<Request>,
+    context: OperationContext,
+  ) => Promise<Static<TObject<Response>>>,
+) {
+  return defineOperation({
     name,
     family: 'P1',
     service: 'findby',
@@ -60,11 +64,11 @@ function findBy<Body>(
     response: Type.Object(response, { additionalProperties: false }),
     auditAccounts: foundAccounts,
     handle: (context, body) => handle(lookupQueries(context.db, context.secrets), body, context),
-  };
+  });
 }
 
 export const FINDBY_OPERATIONS = [
-  findBy<{ CardNumber: string }>(
+  findBy(
     'findByActiveCard',
     'Account of an active, unexpired card',
     { CardNumber },
@@ -74,7 +78,7 @@ export const FINDBY_OPERATIONS = [
       MessageId: 'findByActiveCard',
     }),
   ),
-  findBy<{ CardNumber: string }>(
+  findBy(
     'findByAnyCard',
     'Accounts of a card number, active or not',
     { CardNumber },
@@ -86,7 +90,7 @@ export const FINDBY_OPERATIONS = [
       _value_1: null,
     }),
   ),
-  findBy<{ HomeBankingUserName: string }>(
+  findBy(
     'findByHomeUser',
     'Account of a home-banking user name (case-insensitive)',
     { HomeBankingUserName: text(1, 64, 'Home banking user name') },
@@ -96,7 +100,7 @@ export const FINDBY_OPERATIONS = [
       MessageId: 'findByHomeUser',
     }),
   ),
-  findBy<{ MICR: string; Draft: string }>(
+  findBy(
     'findByMICR',
     'Account and share of a MICR number and draft',
     {
@@ -106,7 +110,7 @@ export const FINDBY_OPERATIONS = [
     { Result: LookupResult, MessageId },
     async (lookups, body) => ({ Result: lookupResult(await lookups.micr(body.MICR, body.Draft)), MessageId: 'findByMICR' }),
   ),
-  findBy<{ LookupType: number; LookupNumber: string }>(
+  findBy(
     'findByLookup',
     'Account (and share) of a lookup type and number',
     {
@@ -119,7 +123,7 @@ export const FINDBY_OPERATIONS = [
       return { Result: lookupResult(match), AccountNumber: match?.accountNumber ?? null, MessageId: 'findByLookup' };
     },
   ),
-  findBy<{ SSN: string }>(
+  findBy(
     'findBySSN',
     'Accounts with a name record carrying the SSN',
     {
@@ -132,7 +136,7 @@ export const FINDBY_OPERATIONS = [
     }),
   ),
   // Spec: the findByShortName response lists only AccountNumber (no MessageId).
-  findBy<{ ShortName: string }>(
+  findBy(
     'findByShortName',
     'Accounts with a name record of that short name (case-insensitive)',
     { ShortName: text(1, 20, 'Short name') },

@@ -6,14 +6,15 @@
  */
 import { Type } from 'typebox';
 import { sessions } from '../store/access.js';
-import type { Operation } from './types.js';
+import { defineOperation } from './types.js';
 
-export const logon: Operation<Record<string, unknown>> = {
+export const logon = defineOperation({
   name: 'logon',
   family: 'P1',
   service: 'usermanagement',
   summary: 'Start a session with UserNumberCredentials; returns the TokenId for TokenCredentials',
   credentials: ['UserNumberCredentials'],
+  fixedCredentials: true,
   request: {},
   response: Type.Object(
     {
@@ -25,20 +26,22 @@ export const logon: Operation<Record<string, unknown>> = {
   async handle({ db, caller }) {
     return { TokenId: await sessions.create(db, caller.userNumber, caller.tokenName), MessageId: 'logon' };
   },
-};
+});
 
-export const logoff: Operation<{ Credentials: { TokenCredentials: { TokenId: string } } }> = {
+export const logoff = defineOperation({
   name: 'logoff',
   family: 'P1',
   service: 'usermanagement',
   summary: 'End the session of the TokenCredentials given',
   credentials: ['TokenCredentials'],
+  fixedCredentials: true,
   request: {},
   response: Type.Object({ MessageId: Type.String() }, { additionalProperties: false }),
   async handle({ db, caller }, body) {
-    await sessions.end(db, body.Credentials.TokenCredentials.TokenId, caller.tokenName);
+    // TokenCredentials is the only kind logoff accepts, and the caller verified it (the authenticator).
+    await sessions.end(db, String(body.Credentials.TokenCredentials?.TokenId), caller.tokenName);
     return { MessageId: 'logoff' };
   },
-};
+});
 
 export const SESSION_OPERATIONS = [logon, logoff];

@@ -4,7 +4,7 @@
  * the record is locked, every submitted field is checked against its rules, the valid changes are
  * written with one history row each, and the broken ones are reported in FailedUpdateStatus.
  */
-import { Type, type TSchema } from 'typebox';
+import { Type, type TOptional, type TSchema } from 'typebox';
 import {
   FAMILIES,
   FM_DATA_TYPES,
@@ -23,7 +23,7 @@ import { toRow, type Row, type WireRecord } from '../store/records.js';
 import { shareRecords, type ShareRecordKey } from '../store/share-records.js';
 import { protectedColumns } from '../store/schema.js';
 import { AccountNumberSchema } from '../contract/envelope.js';
-import { STAFF_AND_MEMBER_CREDENTIALS, type Operation, type OperationContext } from './types.js';
+import { defineOperation, STAFF_AND_MEMBER_CREDENTIALS, type OperationContext, type RequestBody } from './types.js';
 
 /** The records of the updateShare group, in the spec's order. */
 export const SHARE_UPDATE_RECORDS: readonly RecordDef[] = [
@@ -113,7 +113,18 @@ function response(family: Family, record: RecordDef, failures: FailureBody[]) {
 
 // ---- Addressing ----
 
-type UpdateBody = Record<string, unknown> & { AccountNumber: string; ShareId?: string };
+const ShareId = Type.String({ pattern: '^[0-9A-Za-z]{1,4}$', description: 'Share id: up to 4 characters' });
+
+/**
+ * The part of an update's request whose names are fixed: AccountNumber and ShareId. The locator and the
+ * fields object are named from the catalog at run time (`<Record>Locator`, `<Record>UpdatableFields`),
+ * so they are read with `property`.
+ */
+type UpdateRequest = { AccountNumber: typeof AccountNumberSchema; ShareId: TOptional<typeof ShareId> };
+type UpdateBody = RequestBody<UpdateRequest>;
+
+/** A body property whose name comes from the catalog (validated by the route like every other). */
+const property = (body: UpdateBody, name: string): unknown => (body as unknown as Readonly<Record<string, unknown>>)[name];
 
 /**
  * The record a request names. AccountNumber and the locator (ShareId for updateShareByID) identify it,
@@ -125,7 +136,7 @@ function recordKey(record: RecordDef, body: UpdateBody): ShareRecordKey {
   return {
     accountNumber: body.AccountNumber,
     shareId: body.ShareId,
-    locator: locator ? (body[locator] as number) : undefined,
+    locator: locator ? (property(body, locator) as number) : undefined,
   };
 }
 
@@ -272,7 +283,7 @@ async function applyUpdate(record: RecordDef, family: Family, context: Operation
     const where = [key.accountNumber, key.shareId, key.locator].filter((part) => part !== undefined).join('/');
     throw recordNotFound(`No ${record.name} record ${where}`);
   }
-  const plan = planChanges(record, row, body[updatableFieldsName(record, family)] as WireRecord, secrets);
+  const plan = planChanges(record, row, property(body, updatableFieldsName(record, family)) as WireRecord, secrets);
   const history = historyRows(record, key, row, plan.changes, caller.userNumber, secrets);
   await shareRecords.write(db, record, key, toRow(record, plan.values, {}, secrets), history);
   const primaryKey = primaryKeyFields(record, key, row);
@@ -285,11 +296,16 @@ async function applyUpdate(record: RecordDef, family: Family, context: Operation
   return response(family, record, failures);
 }
 
-const ShareId = Type.String({ pattern: '^[0-9A-Za-z]{1,4}$', description: 'Share id: up to 4 characters' });
-
-function updateOperation(record: RecordDef, family: Family): Operation<UpdateBody> {
+function updateOperation(record: RecordDef, family: Family) {
   const locator = locatorName(record);
-  return {
+  // updateShareByID names its record by ShareId; the others by their locator, ShareId optional.
+  const request = {
+    AccountNumber: AccountNumberSchema,
+    ShareId: locator ? Type.Optional(ShareId) : ShareId,
+    ...(locator ? { [locator]: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Unique within the account' }) } : {}),
+    [updatableFieldsName(record, family)]: Type.Ref(updatableFieldsName(record, family)),
+  } as UpdateRequest;
+  return defineOperation({
     name: operationName(record),
     family,
     service: 'account',
@@ -298,15 +314,10 @@ function updateOperation(record: RecordDef, family: Family): Operation<UpdateBod
     credentials: STAFF_AND_MEMBER_CREDENTIALS,
     accountOf: (body) => body.AccountNumber,
     writes: true,
-    request: {
-      AccountNumber: AccountNumberSchema,
-      ShareId: locator ? Type.Optional(ShareId) : ShareId,
-      ...(locator ? { [locator]: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Unique within the account' }) } : {}),
-      [updatableFieldsName(record, family)]: Type.Ref(updatableFieldsName(record, family)),
-    },
+    request,
     response: responseSchema(family, record),
     handle: (context, body) => applyUpdate(record, family, context, body),
-  };
+  });
 }
 
 export const SHARE_UPDATE_OPERATIONS = FAMILIES.flatMap((family) =>

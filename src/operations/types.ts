@@ -3,14 +3,14 @@
  * request and response schemas, and the function that answers it. The HTTP layer exposes every
  * operation in `index.ts` the same way.
  */
-import type { TSchema } from 'typebox';
+import type { Static, TObject, TProperties, TSchema } from 'typebox';
 import type { Family } from '../catalog/index.js';
 import type { Config } from '../config.js';
 import type { CredentialIdentity } from '../security/authenticator.js';
 import type { Secrets } from '../crypto/secrets.js';
 import type { Scope } from '../contract/scopes.js';
 import type { Db } from '../store/database.js';
-import { MEMBER_CREDENTIAL_KINDS, type CredentialKind } from '../contract/envelope.js';
+import { MEMBER_CREDENTIAL_KINDS, type CredentialKind, type CredentialsBody } from '../contract/envelope.js';
 
 export type Service = 'findby' | 'corptransfer' | 'account' | 'collateral' | 'usermanagement';
 
@@ -21,7 +21,21 @@ export interface OperationContext {
   readonly caller: CredentialIdentity;
 }
 
-export interface Operation<Body = never> {
+/** The envelope every request body has (spec: "Request envelope (all operations)"). */
+export interface Envelope {
+  readonly Credentials: CredentialsBody;
+  readonly nxAttributes?: { readonly customFields?: Readonly<Record<string, unknown>> };
+}
+
+/** A request body as the operation's request schema describes it, plus the envelope. */
+export type RequestBody<Request extends TProperties> = Static<TObject<Request>> & Envelope;
+
+/**
+ * An operation. Its body type is inferred from `request` and its result is checked against `response`
+ * (`defineOperation`); everything the edges need to expose it (scope, credentials, the accounts and
+ * collateral it touches, whether it writes) is a field here, so a new service edits no file in http/.
+ */
+export interface Operation<Request extends TProperties = TProperties, Response extends TSchema = TSchema> {
   /** The spec's operation name; also the response `MessageId` where the spec shows one. */
   readonly name: string;
   readonly family: Family;
@@ -29,27 +43,51 @@ export interface Operation<Body = never> {
   readonly summary: string;
   /** The token scope the operation needs; none for session management, which any live token may use. */
   readonly scope?: Scope;
-  /** Credential kinds accepted by default; `COREGATE_CREDENTIALS_<SERVICE>` may change them. */
+  /** Credential kinds accepted by default; `COREGATE_CREDENTIALS_<SERVICE>` may change them unless `fixedCredentials`. */
   readonly credentials: readonly CredentialKind[];
+  /** The credential kinds are not configurable (session management: logon takes a user number, logoff a TokenId). */
+  readonly fixedCredentials?: boolean;
   /**
    * The account a request acts on, for member confinement (DESIGN: member-level credentials reach only
-   * their own account). Without it, member-level credentials are never accepted.
+   * their own account) and the audit trail. Without it, member-level credentials are never accepted.
    */
-  readonly accountOf?: (body: Body) => string;
+  accountOf?(body: RequestBody<Request>): string;
+  /** The collateral a request reads, for the audit trail. */
+  collateralOf?(body: RequestBody<Request>): string;
   /** Accounts to name in the audit trail when the request names none (e.g. the accounts a lookup found). */
-  readonly auditAccounts?: (result: unknown) => readonly string[];
-  /**
-   * A write runs in one transaction (context.db is that transaction) and honours `Idempotency-Key`.
-   */
+  auditAccounts?(result: Static<Response>): readonly string[];
+  /** A write runs in one transaction (context.db is that transaction) and honours `Idempotency-Key`. */
   readonly writes?: boolean;
   /** Body properties besides the envelope (`Credentials`, `nxAttributes`). */
-  readonly request: Readonly<Record<string, TSchema>>;
-  readonly response: TSchema;
-  handle(context: OperationContext, body: Body): Promise<unknown>;
+  readonly request: Request;
+  readonly response: Response;
+  handle(context: OperationContext, body: RequestBody<Request>): Promise<Static<Response>>;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- operations of every body type in one list
-export type AnyOperation = Operation<any>;
+/**
+ * Declares an operation: the body its handler receives is typed by `request`, and what it returns must
+ * match `response` (the route validates the body against the same schema before `handle` runs).
+ *
+ * @example
+ * defineOperation({
+ *   name: 'findBySSN', family: 'P1', service: 'findby', summary: '…', scope: 'findby', credentials: STAFF_CREDENTIALS,
+ *   request: { SSN: Type.String() },
+ *   response: Type.Object({ AccountNumber: Type.Array(Type.String()) }),
+ *   handle: async (context, body) => ({ AccountNumber: await find(body.SSN) }), // body.SSN: string
+ * });
+ */
+export function defineOperation<const Request extends TProperties, const Response extends TSchema>(
+  operation: Operation<Request, Response>,
+): Operation<Request, Response> {
+  return operation;
+}
+
+/**
+ * Operations of every body type, in one list. The edges hand each operation the body its own request
+ * schema validated, which no single static type can describe.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+export type AnyOperation = Operation<any, any>;
 
 export const FAMILY_PATH: Record<Family, string> = { P1: '/gw/627/persistent', P2: '/gw/627/2022.01' };
 

@@ -60,6 +60,8 @@ export async function createHarness(
     credentialCacheMs: 60_000,
     rateLimitPerMinute: 1_000_000,
     findByRateLimitPerMinute: 1_000_000,
+    // Every answer of every test is checked against its operation's response schema.
+    checkResponses: true,
     ...configOverrides,
   };
   await settings.set(database.db, SETTING.adminPasswordHash, await hashPassword(ADMIN_PASSWORD));
