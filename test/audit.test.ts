@@ -77,9 +77,12 @@ for (const backend of BACKENDS) {
       const log = new AuditLog(h.database.db, { flushMs: 10_000, bufferMax: 1000, onError: () => undefined });
       for (let i = 0; i < 30; i += 1) log.record(event(`batch-ok-${i}`));
       log.record(event('batch-hostile', { accountNumbers: ['\u0000\ud800', 'x'.repeat(500)], collateralNumber: '\udc00', tokenName: 'a\u0000b' }));
+      // Cut to its column, a string of emoji would end in half a surrogate pair.
+      log.record(event('batch-cut-pair', { collateralNumber: '\u{1F600}'.repeat(10), memberAccount: 'x'.repeat(9) + '\u{1F600}' }));
       await log.flush();
       assert.equal(await auditCount(h.database.db, sql`request_id like 'batch-ok-%'`), 30);
       assert.equal(await auditCount(h.database.db, sql`request_id = 'batch-hostile'`), 1);
+      assert.equal(await auditCount(h.database.db, sql`request_id = 'batch-cut-pair'`), 1);
     });
 
     test('an event the database refuses costs no other event its row, and is named in the log', async () => {

@@ -48,7 +48,8 @@ const RETRY_MAX_MS = 10_000;
 /** Text PostgreSQL can store, at most `max` characters: NUL and unpaired surrogates become U+FFFD. */
 function storable(value: string | null, max: number): string | null {
   if (value === null) return null;
-  return value.toWellFormed().replaceAll('\u0000', '\uFFFD').slice(0, max);
+  // Cut first: a cut can split a surrogate pair, which toWellFormed then replaces.
+  return value.slice(0, max).toWellFormed().replaceAll('\u0000', '\uFFFD');
 }
 
 /** An event as the `audit_event` row it becomes, every value within its column. */
