@@ -7,7 +7,17 @@ import { RECORDS, type RecordDef } from './records.js';
 export * from './fields.js';
 export * from './fm-history.js';
 export * from './field-rules.js';
-export { RECORDS, type RecordDef, type ChildList, type KeyColumn, type IndexDef } from './records.js';
+export {
+  RECORDS,
+  SHARE_RECORD_NAMES,
+  SHARE_SUB_RECORD_NAMES,
+  type RecordDef,
+  type ChildList,
+  type KeyColumn,
+  type IndexDef,
+  type ShareRecordName,
+  type ShareSubRecordName,
+} from './records.js';
 
 const byName = new Map(RECORDS.map((r) => [r.name, r]));
 

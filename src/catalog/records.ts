@@ -290,8 +290,40 @@ function nameFields(): FieldDef[] {
   ];
 }
 
+/**
+ * The share and its nine sub-records, in the spec's order (updateShareByID to updateShareTrackingByID): the one
+ * list of their names. `shareChild` accepts only these names, so a new sub-record is declared into the group.
+ * @example SHARE_RECORD_NAMES.map(recordDef) // the records of the share update operations
+ */
+export const SHARE_RECORD_NAMES = [
+  'Share',
+  'ShareAnalysis',
+  'ShareAnalysisGroup',
+  'ShareAnalysisPlan',
+  'ShareCheckOrder',
+  'ShareHold',
+  'ShareNote',
+  'ShareTransfer',
+  'ShareName',
+  'ShareTracking',
+] as const;
+
+/** The name of the share or one of its sub-records. */
+export type ShareRecordName = (typeof SHARE_RECORD_NAMES)[number];
+
+/** The name of a share sub-record (keyed by AccountNumber, ShareId and Locator). */
+export type ShareSubRecordName = Exclude<ShareRecordName, 'Share'>;
+
+/**
+ * The nine sub-records of a share, in the spec's order.
+ * @example SHARE_SUB_RECORD_NAMES[0] // 'ShareAnalysis'
+ */
+export const SHARE_SUB_RECORD_NAMES: readonly ShareSubRecordName[] = SHARE_RECORD_NAMES.filter(
+  (name): name is ShareSubRecordName => name !== 'Share',
+);
+
 /** A share sub-record: keyed by (AccountNumber, ShareId, Locator), the locator unique within the account. */
-function shareChild(name: string, table: string, fields: FieldDef[], indexes: IndexDef[] = []): RecordDef {
+function shareChild(name: ShareSubRecordName, table: string, fields: FieldDef[], indexes: IndexDef[] = []): RecordDef {
   return record({
     name,
     table,

@@ -9,6 +9,7 @@ import {
   FAMILIES,
   FM_DATA_TYPES,
   FM_TYPE_FIELD_CHANGE,
+  SHARE_RECORD_NAMES,
   fieldRuleViolation,
   recordDef,
   type Family,
@@ -25,19 +26,8 @@ import { protectedColumns } from '../store/schema.js';
 import { AccountNumberSchema } from '../contract/envelope.js';
 import { defineOperation, STAFF_AND_MEMBER_CREDENTIALS, type OperationContext, type RequestBody } from './types.js';
 
-/** The records of the updateShare group, in the spec's order. */
-export const SHARE_UPDATE_RECORDS: readonly RecordDef[] = [
-  'Share',
-  'ShareAnalysis',
-  'ShareAnalysisGroup',
-  'ShareAnalysisPlan',
-  'ShareCheckOrder',
-  'ShareHold',
-  'ShareNote',
-  'ShareTransfer',
-  'ShareName',
-  'ShareTracking',
-].map(recordDef);
+/** The records of the updateShare group: the share and its sub-records, in the spec's order (the catalog's group). */
+export const SHARE_UPDATE_RECORDS: readonly RecordDef[] = SHARE_RECORD_NAMES.map(recordDef);
 
 /** Spec: the name and tracking operations return only UpdateStatus; the first eight also MessageId. */
 const carriesMessageId = (record: RecordDef) => record.name !== 'ShareName' && record.name !== 'ShareTracking';

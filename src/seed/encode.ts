@@ -5,7 +5,8 @@
 import { recordDef } from '../catalog/index.js';
 import type { Secrets } from '../crypto/secrets.js';
 import { copyPlan, type CopyRecord, type CopyText } from '../store/bulk-load.js';
-import { SEEDED_RECORD_NAMES, generateAccount } from './generate.js';
+import { SEEDED_RECORD_NAMES } from './dataset.js';
+import { generateAccount } from './generate.js';
 
 /** The COPY plans of the seeded record types, in `SEEDED_RECORD_NAMES` order. */
 export const SEEDED_PLANS = SEEDED_RECORD_NAMES.map((name) => copyPlan(recordDef(name)));

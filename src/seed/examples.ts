@@ -1,21 +1,17 @@
 /**
  * Values a newcomer can try against the demo dataset, computed from the generator alone (no database):
  * for every lookup a value that finds something and one that finds nothing, plus targets for share
- * updates, the corporate transfer and the collateral operations. `renderDemoDataDoc` turns them into
- * docs/demo-data.md; test/seed.test.ts checks both against a seeded database.
+ * updates, the corporate transfer and the collateral operations. `renderDemoDataDoc` (demo-data-doc.ts)
+ * turns them into docs/demo-data.md; test/seed.test.ts checks both against a seeded database.
  */
+import { SHARE_SUB_RECORD_NAMES, type ShareSubRecordName } from '../catalog/index.js';
 import type { WireRecord } from '../store/records.js';
-import { DEMO_MEMBER_ACCOUNTS, demoMemberSecret } from './member-secrets.js';
-import {
-  CARD_STATUS,
-  DATASET_AS_OF,
-  LOOKUP_KINDS,
-  accountNumberOf,
-  generateAccount,
-  luhnCheckDigit,
-  type AccountBundle,
-  type SeededRecordName,
-} from './generate.js';
+import { DATASET_AS_OF, type AccountBundle, type SeededRecordName } from './dataset.js';
+import { generateAccount } from './generate.js';
+import { CARD_STATUS, LOOKUP_KINDS } from './member-access.js';
+import { accountNumberOf, luhnCheckDigit } from './numbering.js';
+
+export { renderDemoDataDoc } from './demo-data-doc.js';
 
 /** Examples come from the first accounts where possible, so they exist in any dataset of that size. */
 const PREFERRED_ACCOUNTS = 50;
@@ -112,17 +108,15 @@ export interface DemoExamples {
   };
 }
 
-const SHARE_TARGET_RECORDS = [
-  'ShareHold',
-  'ShareNote',
-  'ShareAnalysis',
-  'ShareAnalysisGroup',
-  'ShareAnalysisPlan',
-  'ShareCheckOrder',
-  'ShareTransfer',
-  'ShareName',
-  'ShareTracking',
-] as const satisfies readonly SeededRecordName[];
+/**
+ * The share sub-records the examples name a target of: the hold and the note first (every primary savings
+ * share has them, and the page's update examples use the hold), then the others in the catalog's order.
+ */
+const LEADING_SHARE_TARGETS: readonly ShareSubRecordName[] = ['ShareHold', 'ShareNote'];
+const SHARE_TARGET_RECORDS: readonly ShareSubRecordName[] = [
+  ...LEADING_SHARE_TARGETS,
+  ...SHARE_SUB_RECORD_NAMES.filter((name) => !LEADING_SHARE_TARGETS.includes(name)),
+];
 
 const text = (values: WireRecord, field: string): string => String(values[field]);
 const num = (values: WireRecord, field: string): number => Number(values[field]);
@@ -351,303 +345,4 @@ export function demoExamples(seed: number, accounts: number): DemoExamples {
     shareTargets,
     noMatch,
   };
-}
-
-// ---------------------------------------------------------------------------------------------------
-// docs/demo-data.md
-// ---------------------------------------------------------------------------------------------------
-
-const BASE_URL = 'http://localhost:8627';
-const P1 = '/gw/627/persistent';
-const P2 = '/gw/627/2022.01';
-/** Stands for the password in a body; replaced by a shell splice of $ADMIN_PASSWORD. */
-const PASSWORD_SLOT = '@ADMIN_PASSWORD@';
-
-/** JSON on one line with a space after ':' and ',', as people write it by hand. */
-function inlineJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(inlineJson).join(', ')}]`;
-  if (value !== null && typeof value === 'object') {
-    return `{${Object.entries(value)
-      .map(([key, entry]) => `${JSON.stringify(key)}: ${inlineJson(entry)}`)
-      .join(', ')}}`;
-  }
-  return JSON.stringify(value);
-}
-
-const code = (value: unknown) => `\`${typeof value === 'string' ? value : inlineJson(value)}\``;
-
-/** A ready-to-paste curl call: the body's password is spliced in from $ADMIN_PASSWORD by the shell. */
-function curl(path: string, fields: Record<string, unknown>): string {
-  const body = inlineJson({ Credentials: { AdministrativeCredentials: { Password: PASSWORD_SLOT } }, ...fields });
-  return [
-    '```sh',
-    `curl -s ${BASE_URL}${path} \\`,
-    `  -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\`,
-    `  -d '${body.replace(`"${PASSWORD_SLOT}"`, `"'"$ADMIN_PASSWORD"'"`)}'`,
-    '```',
-  ].join('\n');
-}
-
-/** A Markdown table with padded columns, as Prettier formats it, so `npm run format` leaves the page alone. */
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((_title, column) =>
-    Math.max(3, ...[header, ...rows].map((row) => [...(row[column] ?? '')].length)),
-  );
-  const line = (cells: readonly string[]) =>
-    `| ${widths.map((width, column) => (cells[column] ?? '').padEnd(width)).join(' | ')} |`;
-  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
-}
-
-const cardLabel = (card: CardExample, what: string) =>
-  `${what} (Status ${card.status}, expires ${card.expirationDate}) on ${card.accountNumber}`;
-
-/**
- * The "values you can try" page for a newcomer; `npm run demo-data:doc` writes it to docs/demo-data.md.
- * @example renderDemoDataDoc(demoExamples(DEFAULT_SEED, DEFAULT_DEMO_ACCOUNTS))
- */
-export function renderDemoDataDoc(examples: DemoExamples): string {
-  const { activeCard, inactiveCard, expiredCard, reissuedCard, noMatch, collateral } = examples;
-  const inactiveAccount = reissuedCard.accountNumbers.find((account) => account !== reissuedCard.activeAccountNumber);
-  const [holdTarget] = examples.shareTargets;
-  const lastAccount = accountNumberOf(examples.accounts);
-  const sections = [
-    `# Demo data: values you can try
-
-<!-- Generated by \`npm run demo-data:doc\` (scripts/demo-data-doc.ts) from src/seed/examples.ts; do not edit. -->
-
-On its first run \`npm start\` seeds the embedded database with ${examples.accounts.toLocaleString('en-US')} accounts
-(${accountNumberOf(1)} to ${lastAccount}) generated from seed ${examples.seed}. The data is deterministic: every machine gets
-the same accounts, names, cards and numbers, so the values below work everywhere. They are computed from the generator
-(\`src/seed/generate.ts\`) and test/seed.test.ts checks them against a seeded database. The people, card numbers, SSNs
-and addresses are fictional; phone numbers use the reserved 555-01xx range and e-mail addresses the example.* domains.
-
-The dataset describes the credit union as of ${examples.asOf}. Account ${accountNumberOf(1)} carries one record of every
-kind (shares with every sub-record, cards, home banking, MICR, lookups, a corporate transfer, a collateral), so it is a
-good first target.
-
-\`npm start\` prints a demo API token and the admin password (also written to \`./data\`). Export them first:
-
-\`\`\`sh
-export TOKEN='<demo API token>'
-export ADMIN_PASSWORD='<admin password>'
-\`\`\`
-
-Every call is a POST with a JSON body holding \`Credentials\` and the request fields, and the header
-\`Authorization: Bearer $TOKEN\`. Responses also carry \`MessageId\` (the operation name), and \`Version_1\` /
-\`_value_1\` where the spec shows them; the tables below show the fields that answer the question.`,
-
-    `## Cards: findByActiveCard and findByAnyCard
-
-A card is active when its Status is 0 and its ExpirationDate is today or later. findByActiveCard returns one account
-or null; findByAnyCard returns every account that has the number, in any status.
-
-${table(
-  ['CardNumber', 'What it is', 'findByActiveCard → AccountNumber', 'findByAnyCard → AccountNumber'],
-  [
-    [
-      code(activeCard.cardNumber),
-      cardLabel(activeCard, 'active card'),
-      code(activeCard.accountNumber),
-      code([activeCard.accountNumber]),
-    ],
-    [
-      code(inactiveCard.cardNumber),
-      cardLabel(inactiveCard, 'inactive card'),
-      code(null),
-      code([inactiveCard.accountNumber]),
-    ],
-    [
-      code(expiredCard.cardNumber),
-      cardLabel(expiredCard, 'expired card'),
-      code(null),
-      code([expiredCard.accountNumber]),
-    ],
-    [
-      code(reissuedCard.cardNumber),
-      `reissued: inactive on ${inactiveAccount ?? '?'}, active on ${reissuedCard.activeAccountNumber}`,
-      code(reissuedCard.activeAccountNumber),
-      code(reissuedCard.accountNumbers),
-    ],
-    [code(noMatch.cardNumber), 'no such card (Luhn-valid)', code(null), code([])],
-  ],
-)}
-
-${curl(`${P1}/findby/findByActiveCard`, { CardNumber: activeCard.cardNumber })}
-
-${curl(`${P1}/findby/findByAnyCard`, { CardNumber: reissuedCard.cardNumber })}`,
-
-    `## Home banking: findByHomeUser
-
-${table(
-  ['HomeBankingUserName', 'AccountNumber'],
-  [
-    [code(examples.homeBankingUser.userName), code(examples.homeBankingUser.accountNumber)],
-    [code(noMatch.homeBankingUserName), code(null)],
-  ],
-)}
-
-${curl(`${P1}/findby/findByHomeUser`, { HomeBankingUserName: examples.homeBankingUser.userName })}`,
-
-    `## MICR: findByMICR
-
-The MICR number printed on a member's checks, plus the draft number that selects the checking share.
-
-${table(
-  ['MICR', 'Draft', 'Result'],
-  [
-    [code(examples.micr.micrNumber), code(examples.micr.draft), code(examples.micr.result)],
-    [code(noMatch.micrNumber), code(noMatch.draft), 'nothing found'],
-  ],
-)}
-
-${curl(`${P1}/findby/findByMICR`, { MICR: examples.micr.micrNumber, Draft: examples.micr.draft })}`,
-
-    `## Lookups: findByLookup
-
-Lookup types are the credit union's own (0–99). Some lookups point at a share (IdType \`SHARE\`), some only at the
-account (IdType \`NONE\`, Id null). The response carries the Result object and AccountNumber.
-
-${table(
-  ['LookupType', 'LookupNumber', 'Meaning', 'Result'],
-  [examples.lookupWithShare, examples.lookupWithoutShare]
-    .map((lookup) => [code(lookup.lookupType), code(lookup.lookupNumber), lookup.label, code(lookup.result)])
-    .concat([[code(noMatch.lookupType), code(noMatch.lookupNumber), 'unused type', 'nothing found']]),
-)}
-
-${curl(`${P1}/findby/findByLookup`, { LookupType: examples.lookupWithShare.lookupType, LookupNumber: examples.lookupWithShare.lookupNumber })}`,
-
-    `## Names: findBySSN and findByShortName
-
-Both match every name record, account-level or share-level, and return distinct account numbers in ascending order.
-The SSN below belongs to a member who is also the joint owner of another account. Short names are "LAST F"; with 60
-common surnames, one short name matches several accounts (the list depends on how many accounts were seeded: this one
-is for ${examples.accounts.toLocaleString('en-US')}).
-
-${table(
-  ['Request', 'AccountNumber'],
-  [
-    [`SSN ${code(examples.sharedSsn.ssn)}`, code(examples.sharedSsn.accountNumbers)],
-    [`SSN ${code(noMatch.ssn)} (never issued)`, code([])],
-    [`ShortName ${code(examples.shortName.shortName)}`, code(examples.shortName.accountNumbers)],
-    [`ShortName ${code(noMatch.shortName)}`, code([])],
-  ],
-)}
-
-${curl(`${P1}/findby/findBySSN`, { SSN: examples.sharedSsn.ssn })}
-
-${curl(`${P1}/findby/findByShortName`, { ShortName: examples.shortName.shortName })}`,
-
-    `## Corporate transfer: getCorpTransferSelectFields
-
-A transfer is identified by GlobalSequenceDate plus GlobalSequence; both are required.
-
-${table(
-  ['CorpTransferGlobalSequenceDate', 'CorpTransferGlobalSequence', 'Found'],
-  [
-    [
-      code(examples.corpTransfer.globalSequenceDate),
-      code(examples.corpTransfer.globalSequence),
-      `a transfer of ${examples.corpTransfer.amount.toFixed(2)} from account ${examples.corpTransfer.fromAccount}`,
-    ],
-    [code(noMatch.globalSequenceDate), code(noMatch.globalSequence), 'no such transfer'],
-  ],
-)}
-
-${curl(`${P1}/corptransfer/getCorpTransferSelectFields`, {
-  CorpTransferGlobalSequenceDate: examples.corpTransfer.globalSequenceDate,
-  CorpTransferGlobalSequence: examples.corpTransfer.globalSequence,
-  SelectableFields: { IncludeAllCorpTransferFields: true },
-})}`,
-
-    `## Share updates: records to update
-
-Share sub-records are identified by AccountNumber, ShareId and their locator. Every account has a primary savings share
-\`0000\` with at least one hold and one note. Account ${noMatch.accountNumber} does not exist.
-
-${table(
-  ['Operation', 'AccountNumber', 'ShareId', 'Locator'],
-  [
-    [`updateShareByID`, code(holdTarget?.accountNumber ?? ''), code(holdTarget?.shareId ?? ''), 'none'],
-    ...examples.shareTargets.map((target) => [
-      `update${target.record}ByID`,
-      code(target.accountNumber),
-      code(target.shareId),
-      `${target.record}Locator ${code(target.locator)}`,
-    ]),
-  ],
-)}
-
-${
-  holdTarget
-    ? curl(`${P1}/account/updateShareHoldByID`, {
-        AccountNumber: holdTarget.accountNumber,
-        ShareId: holdTarget.shareId,
-        ShareHoldLocator: holdTarget.locator,
-        ShareHoldFields: { Reference1: 'DEMO UPDATE' },
-      })
-    : ''
-}`,
-
-    `## Collateral (2022.01 paths only)
-
-${table(
-  ['Request field', 'Value', 'What it names'],
-  [
-    [
-      'CollateralNumber',
-      code(collateral.collateralNumber),
-      `${collateral.description}, securing a loan of account ${collateral.accountNumber}: ${collateral.holds} collateral hold(s), ` +
-        `${collateral.documents} document(s), ${collateral.fmHistory} file-maintenance history row(s), ${collateral.trackings} tracking record(s)`,
-    ],
-    [
-      'CollateralDocumentLocator',
-      code(collateral.documentLocator),
-      `a document with ${collateral.documentTrackings} tracking record(s)`,
-    ],
-    ['CollateralDocumentTrackingLocator', code(collateral.documentTrackingLocator), 'one of those tracking records'],
-    ['CollateralNumber', code(noMatch.collateralNumber), 'no such collateral'],
-  ],
-)}
-
-${curl(`${P2}/collateral/getCollateral`, { CollateralNumber: collateral.collateralNumber })}
-
-${curl(`${P2}/collateral/getCollateralDocumentTracking`, {
-  CollateralNumber: collateral.collateralNumber,
-  CollateralDocumentLocator: collateral.documentLocator,
-  CollateralDocumentTrackingLocator: collateral.documentTrackingLocator,
-})}
-
-Its file-maintenance history is long on purpose, to page through: ask for a page, then send the answer's
-\`Token\` back as \`PagingRequestContext.Token\` for the next one (the last page's \`Token\` is empty).
-
-${curl(`${P2}/collateral/getCollateralFmHistoryPagedList`, {
-  CollateralNumber: collateral.collateralNumber,
-  PagingRequestContext: { NumberOfRecordsToReturn: 5 },
-})}`,
-    memberCredentialsSection(examples),
-  ];
-  return `${sections.join('\n\n')}\n`;
-}
-
-/** Member-level credentials of the demo accounts (src/seed/member-secrets.ts). */
-function memberCredentialsSection(examples: DemoExamples): string {
-  const accounts = Array.from({ length: DEMO_MEMBER_ACCOUNTS }, (_, i) => accountNumberOf(i + 1));
-  const first = accounts[0]!;
-  const [hold] = examples.shareTargets;
-  return `## Member credentials
-
-Staff credentials (\`AdministrativeCredentials\`, \`UserNumberCredentials\`, \`TokenCredentials\` from \`logon\`) reach
-every account. Member-level credentials reach only their own account: a share update of any other account is
-403. The first ${DEMO_MEMBER_ACCOUNTS} demo accounts have a home banking password and an audio access code:
-
-${table(
-  ['AccountNumber', 'HomeBankingPassword', 'AudioAccessCode'],
-  accounts.map((account) => [code(account), code(demoMemberSecret(account).homeBankingPassword), code(demoMemberSecret(account).audioAccessCode)]),
-)}
-
-\`\`\`sh
-curl -s http://localhost:8627${P2}/account/updateShareHoldByID \\
-  -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-  -d '{"Credentials": {"AccountNumberCredentials": {"AccountNumber": "${first}", "HomeBankingPassword": "${demoMemberSecret(first).homeBankingPassword}"}}, "AccountNumber": "${hold?.accountNumber ?? first}", "ShareId": "${hold?.shareId ?? '0000'}", "ShareHoldLocator": ${hold?.locator ?? 1}, "ShareHoldUpdatableFields": {"Reference1": "MEMBER NOTE"}}'
-\`\`\``;
 }

@@ -11,7 +11,7 @@ import type { Secrets } from '../crypto/secrets.js';
 import type { BulkSession, Database } from '../store/database.js';
 import { SEEDED_PLANS, encodeChunk, type AccountRange, type EncodedChunk } from './encode.js';
 import type { EncoderJob } from './encoder-worker.js';
-import { MAX_ACCOUNTS } from './generate.js';
+import { MAX_ACCOUNTS } from './numbering.js';
 
 /** The seed of the demo dataset (the gateway's path segment, 627). */
 export const DEFAULT_SEED = 627;
