@@ -1,0 +1,327 @@
+/**
+ * SymXchange facts (src/catalog/symxchange, generated from the published 3.0 WSDLs/XSDs): every coregate
+ * operation has its SOAP operation or a listed sibling, every catalog field of the records the operations
+ * carry has its XSD element or is listed as lacking, and the committed facts are what the script writes.
+ * The lists below are facts docs/symxchange.md explains; a change to the catalog, the operations or the
+ * WSDLs that moves a field or an operation in or out of them fails here, so it is a decision, never a drift.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { recordDef, type FieldDef, type FieldKind, type RecordDef } from '../src/catalog/index.js';
+import {
+  complexType,
+  complexTypeNames,
+  elementsOf,
+  isComplexType,
+  recordElements,
+  recordType,
+  SYMX_ERROR_TYPES,
+  symxchangeOperation,
+  symxchangeOperations,
+  symxchangeService,
+  type XsdElement,
+} from '../src/catalog/symxchange/index.js';
+import { COLLATERAL_RECORDS } from '../src/operations/collateral.js';
+import { OPERATIONS } from '../src/operations/index.js';
+import { SHARE_UPDATE_RECORDS } from '../src/operations/share-update.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const FACTS_FILE = join(ROOT, 'src/catalog/symxchange/facts.ts');
+const MIRROR = process.env.SYMXIFY_REPO ?? '/work/.mirror/nicholashosken+symxify/repo';
+
+/** coregate's operations that have a SymXchange counterpart: all but session management (logon, logoff). */
+const CORE_OPERATIONS = OPERATIONS.filter((op) => op.service !== 'usermanagement');
+
+/**
+ * coregate operations the 3.0 WSDLs lack (all are 2022.01 collateral reads of spec document 2), and the WSDL
+ * operation whose pattern each follows: the same record read with field selection and/or paging.
+ */
+const LACKING_IN_WSDL: Readonly<Record<string, string>> = {
+  // Single-record read without SelectableFields: the WSDL reads one record only with field selection.
+  getCollateral: 'getCollateralSelectFields',
+  getCollateralCollHold: 'getCollateralCollHoldSelectFields',
+  getCollateralDocument: 'getCollateralDocumentSelectFields',
+  getCollateralDocumentTracking: 'getCollateralDocumentTrackingSelectFields',
+  getCollateralTracking: 'getCollateralTrackingSelectFields',
+  // Paged list without SelectableFields: the WSDL pages only with field selection.
+  getCollateralCollHoldPagedList: 'getCollateralCollHoldPagedListSelectFields',
+  getCollateralDocumentPagedList: 'getCollateralDocumentPagedListSelectFields',
+  getCollateralFmHistoryPagedList: 'getCollateralFmHistoryPagedListSelectFields',
+  getCollateralTrackingPagedList: 'getCollateralTrackingPagedListSelectFields',
+  // Unpaged list (hasReachedMaximumListSize): the WSDL lists child records only page by page.
+  getCollateralCollHoldListSelectFields: 'getCollateralCollHoldPagedListSelectFields',
+  getCollateralDocumentListSelectFields: 'getCollateralDocumentPagedListSelectFields',
+  getCollateralDocumentTrackingListSelectFields: 'getCollateralDocumentTrackingPagedListSelectFields',
+  getCollateralFmHistoryListSelectFields: 'getCollateralFmHistoryPagedListSelectFields',
+  getCollateralTrackingListSelectFields: 'getCollateralTrackingPagedListSelectFields',
+  // Unpaged search (SearchFilter, list response): the WSDL searches only page by page.
+  searchCollateralCollHoldSelectFields: 'searchCollateralCollHoldPagedSelectFields',
+  searchCollateralDocumentSelectFields: 'searchCollateralDocumentPagedSelectFields',
+  searchCollateralDocumentTrackingSelectFields: 'searchCollateralDocumentTrackingPagedSelectFields',
+  searchCollateralFmHistorySelectFields: 'searchCollateralFmHistoryPagedSelectFields',
+};
+
+/** The records the operations carry: the corporate transfer, the share and its sub-records, the collateral tree. */
+const CARRIED_RECORDS: readonly RecordDef[] = [
+  recordDef('CorpTransfer'),
+  ...SHARE_UPDATE_RECORDS,
+  ...COLLATERAL_RECORDS,
+];
+
+/**
+ * Catalog fields the record's XSD type lacks. The catalog invented these sub-record fields where the spec
+ * shows none ("not shown beyond the fields in this table"); the core names several of them differently.
+ */
+const CATALOG_FIELDS_THE_XSD_LACKS: Readonly<Record<string, readonly string[]>> = {
+  // The XSD holds CashAmtTotal, Counter (repeating), Plan, StatementDate, StatementPrevDate.
+  ShareAnalysis: ['Type', 'CheckAmtTotal', 'ItemCount', 'EffectiveDate', 'ExpireDate'],
+  // The XSD holds only AccountNumber, Comment1, Id, Locator, RecordChangeDate.
+  ShareAnalysisGroup: ['GroupCode', 'Comment2', 'EffectiveDate', 'ExpireDate'],
+  // The XSD names it ExpirationDate.
+  ShareAnalysisPlan: ['ExpireDate'],
+  // The XSD has LastOrderDate, StartNumber, CheckStyle and ShipMethod, and no delivery or ship date.
+  ShareCheckOrder: ['OrderDate', 'StartingCheckNumber', 'Style', 'DeliveryMethod', 'ShipDate'],
+  // The XSD names the transfer's target AccountNumber, IdType and Id, and has no Description.
+  ShareTransfer: ['Description', 'ToAccount', 'ToIdType', 'ToId'],
+};
+
+/** The XSD built-in types a catalog kind may map to. */
+const XSD_TYPES_OF_KIND: Readonly<Record<FieldKind, readonly string[]>> = {
+  string: ['xsd:string'],
+  integer: ['xsd:short', 'xsd:int'],
+  money: ['xsd:decimal'],
+  rate: ['xsd:decimal'],
+  date: ['xsd:date'],
+};
+const SHORT_RANGE = { minimum: -32768, maximum: 32767 };
+
+/** Catalog integers whose range is wider than the XSD's `xsd:short` (the core cannot hold the excess). */
+const WIDER_THAN_SHORT: readonly string[] = [
+  'ShareTracking.UserId',
+  'CollateralDocument.ExcpNoticeCount',
+  'CollateralDocument.ExcpNoticeCountCpWork',
+  'CollateralDocumentTracking.UserId',
+  'CollateralFmHistory.PostTime', // catalog HHMMSS up to 235959
+  'CollateralFmHistory.ProcessorUser',
+  'CollateralFmHistory.SecurityLevels',
+  'CollateralFmHistory.SubFieldNumber',
+  'CollateralFmHistory.UserNumber',
+  'CollateralFmHistory.UserOverride',
+  'CollateralTracking.UserId',
+];
+
+/** Catalog scalars the XSD repeats as `{EntryId, <name>}` entries, with the XSD's maxOccurs. */
+const REPEATING_IN_XSD_ONLY: Readonly<Record<string, number>> = { 'ShareAnalysisPlan.Charge': 100 };
+
+/** Repeating fields whose catalog entry count differs from the XSD's maxOccurs: [catalog, XSD]. */
+const ENTRY_COUNTS_THAT_DIFFER: Readonly<Record<string, readonly [number, number]>> = {
+  'CorpTransfer.Memo': [10, 2],
+  'ShareNote.Text': [20, 50],
+  ...Object.fromEntries(
+    [
+      'IdentDocFlag',
+      'IdentIdDescription',
+      'IdentIdExpireDate',
+      'IdentIdIssueDate',
+      'IdentIdNumber',
+      'IdentIdType',
+      'IdentIdVerifyDate',
+    ].map((name) => [`ShareName.${name}`, [10, 3] as const]),
+  ),
+};
+
+/** The element of a field, and the element holding its value (the entry's own element when it repeats). */
+function fieldElements(record: RecordDef, field: FieldDef): { element: XsdElement; value: XsdElement } | undefined {
+  const element = recordElements(record.name).find((e) => e.name === field.name);
+  if (!element) return undefined;
+  const value = isComplexType(element.type) ? elementsOf(element.type).find((e) => e.name === field.name) : element;
+  assert.ok(value, `${record.name}.${field.name}: the entry type ${element.type} holds no ${field.name}`);
+  return { element, value };
+}
+
+describe('SymXchange operations', () => {
+  test('every coregate operation but logon/logoff has its SOAP operation, or is listed as lacking with a sibling', () => {
+    for (const op of CORE_OPERATIONS) {
+      const soap = symxchangeOperation(op.service, op.name);
+      if (soap) {
+        assert.ok(soap.coregateFamilies.includes(op.family), `${op.name} (${op.family}) is recorded for its family`);
+        assert.equal(
+          LACKING_IN_WSDL[op.name],
+          undefined,
+          `${op.name} has a SOAP operation: remove it from LACKING_IN_WSDL`,
+        );
+      } else {
+        assert.ok(
+          LACKING_IN_WSDL[op.name],
+          `${op.service}/${op.name} has no SymXchange facts and is not in LACKING_IN_WSDL`,
+        );
+      }
+    }
+  });
+
+  test('each operation the WSDLs lack names a coregate operation and a sibling the WSDL has, recorded as following it', () => {
+    for (const [name, sibling] of Object.entries(LACKING_IN_WSDL)) {
+      const ours = CORE_OPERATIONS.find((op) => op.name === name);
+      assert.ok(ours, `${name} is not a coregate operation any more`);
+      const soap = symxchangeOperation(ours.service, sibling);
+      assert.ok(soap, `${ours.service}/${sibling} is not in the facts`);
+      assert.ok(soap.siblingOf.includes(name), `${sibling}.siblingOf names ${name}`);
+    }
+    const recordedSiblings = symxchangeOperations().flatMap((op) => op.siblingOf.map((name) => [name, op.name]));
+    assert.deepEqual(
+      Object.fromEntries(recordedSiblings.sort()),
+      Object.fromEntries(Object.entries(LACKING_IN_WSDL).sort()),
+    );
+  });
+
+  test('the WSDLs have one version: P1 and P2 share updates both correspond to it, whose fields element has the P1 name', () => {
+    for (const record of SHARE_UPDATE_RECORDS) {
+      const soap = symxchangeOperation('account', `update${record.name}ByID`);
+      assert.ok(soap, record.name);
+      assert.deepEqual(soap.coregateFamilies, ['P1', 'P2']);
+      const names = elementsOf(soap.request.child.type).map((e) => e.name);
+      assert.ok(names.includes(`${record.name}Fields`), `${soap.name} carries ${record.name}Fields`);
+      assert.ok(!names.includes(`${record.name}UpdatableFields`), `${soap.name} has no 2022.01 UpdatableFields`);
+    }
+  });
+
+  test('every operation is document/literal with one wrapper child and no declared faults', () => {
+    const wrappers = new Set(['Request', 'SingleResponse', 'PluralResponse', 'PagedResponse', 'UpdateResponse']);
+    for (const op of symxchangeOperations()) {
+      const service = symxchangeService(op.service);
+      assert.deepEqual([service.soapVersion, service.style, service.use], ['1.1', 'document', 'literal']);
+      assert.equal(op.request.child.name, 'Request', op.name);
+      assert.ok(wrappers.has(op.response.child.name), `${op.name}: ${op.response.child.name}`);
+      assert.ok(op.soapAction.endsWith(`/${op.name}`), op.soapAction);
+      assert.deepEqual(op.faults, []);
+    }
+  });
+
+  test('the facts hold exactly the complex types the operations and the error types reach', () => {
+    const reached = new Set<string>();
+    const visit = (name: string) => {
+      if (reached.has(name)) return;
+      reached.add(name);
+      const type = complexType(name);
+      if (type.base) visit(type.base);
+      for (const element of elementsOf(name)) if (isComplexType(element.type)) visit(element.type);
+    };
+    for (const op of symxchangeOperations()) [op.request.child.type, op.response.child.type].forEach(visit);
+    SYMX_ERROR_TYPES.forEach(visit);
+    assert.deepEqual([...reached].sort(), [...complexTypeNames()].sort());
+  });
+});
+
+describe('catalog fields and XSD elements', () => {
+  test('every record the operations carry has a complex type of its name', () => {
+    for (const record of CARRIED_RECORDS) {
+      const name = recordType(record.name);
+      assert.ok(name, `${record.name} has no SymXchange record type`);
+      assert.ok(name.endsWith(`:${record.name}`), name);
+    }
+  });
+
+  test('every catalog field maps to an XSD element of its record type, or is listed as lacking', () => {
+    for (const record of CARRIED_RECORDS) {
+      const lacking = CATALOG_FIELDS_THE_XSD_LACKS[record.name] ?? [];
+      for (const field of record.fields) {
+        const found = fieldElements(record, field) !== undefined;
+        if (lacking.includes(field.name)) assert.ok(!found, `${record.name}.${field.name} is in the XSD: unlist it`);
+        else assert.ok(found, `${record.name}.${field.name} is not in ${recordType(record.name)}`);
+      }
+      for (const name of lacking)
+        assert.ok(
+          record.fields.some((f) => f.name === name),
+          `${record.name}.${name} is not a catalog field`,
+        );
+    }
+  });
+
+  test('a mapped field has an XSD type of its kind, and integer ranges fit xsd:short unless listed', () => {
+    const wider: string[] = [];
+    for (const record of CARRIED_RECORDS) {
+      for (const field of record.fields) {
+        const mapped = fieldElements(record, field);
+        if (!mapped) continue;
+        const key = `${record.name}.${field.name}`;
+        assert.ok(
+          XSD_TYPES_OF_KIND[field.kind].includes(mapped.value.type),
+          `${key}: ${field.kind} vs ${mapped.value.type}`,
+        );
+        const outside = (field.minimum ?? 0) < SHORT_RANGE.minimum || (field.maximum ?? 0) > SHORT_RANGE.maximum;
+        if (field.kind === 'integer' && mapped.value.type === 'xsd:short' && outside) wider.push(key);
+      }
+    }
+    assert.deepEqual(wider.sort(), [...WIDER_THAN_SHORT].sort());
+  });
+
+  test('a repeating field is a repeating {EntryId, <name>} entry in the XSD, entry counts differing only where listed', () => {
+    const counts: Record<string, readonly [number, number]> = {};
+    const xsdOnly: Record<string, number> = {};
+    for (const record of CARRIED_RECORDS) {
+      for (const field of record.fields) {
+        const mapped = fieldElements(record, field);
+        if (!mapped) continue;
+        const key = `${record.name}.${field.name}`;
+        const repeats = isComplexType(mapped.element.type);
+        if (repeats) {
+          assert.deepEqual(
+            elementsOf(mapped.element.type).map((e) => [e.name, e.type]),
+            [
+              ['EntryId', 'xsd:short'],
+              [field.name, mapped.value.type],
+            ],
+          );
+        }
+        const maxOccurs = mapped.element.maxOccurs === 'unbounded' ? Infinity : mapped.element.maxOccurs;
+        if (field.repeating) {
+          assert.ok(repeats, `${key} repeats in the catalog only`);
+          if (field.repeating.maxEntries !== maxOccurs) counts[key] = [field.repeating.maxEntries, maxOccurs];
+        } else if (repeats) {
+          xsdOnly[key] = maxOccurs;
+        } else {
+          assert.equal(maxOccurs, 1, key);
+        }
+      }
+    }
+    assert.deepEqual(counts, ENTRY_COUNTS_THAT_DIFFER);
+    assert.deepEqual(xsdOnly, REPEATING_IN_XSD_ONLY);
+  });
+});
+
+describe('the generated module', () => {
+  test(
+    'src/catalog/symxchange/facts.ts is what scripts/symxchange-facts.ts writes from the symxify mirror',
+    {
+      skip:
+        !existsSync(MIRROR) &&
+        `no symxify mirror at ${MIRROR}: set SYMXIFY_REPO to a checkout or bare git dir of nicholashosken/symxify`,
+    },
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'symxchange-facts-'));
+      try {
+        const out = join(dir, 'facts.ts');
+        const run = spawnSync(
+          process.execPath,
+          ['--import', 'tsx', 'scripts/symxchange-facts.ts', MIRROR, '--out', out],
+          {
+            cwd: ROOT,
+            encoding: 'utf8',
+          },
+        );
+        assert.equal(run.status, 0, run.stderr);
+        assert.ok(
+          readFileSync(out, 'utf8') === readFileSync(FACTS_FILE, 'utf8'),
+          'facts.ts is stale: run npx tsx scripts/symxchange-facts.ts <symxify mirror>',
+        );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+});
