@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { recordDef } from '../src/catalog/index.js';
 import { COLLATERAL_OPERATION_TABLE } from '../src/operations/collateral.js';
-import { childrenQuery } from '../src/store/record-tree.js';
+import { listQuery } from '../src/store/record-tree.js';
 import { BACKENDS, createHarness, type Harness } from './support/harness.js';
 import { insert } from './support/fixtures.js';
 
@@ -372,7 +372,7 @@ for (const backend of BACKENDS) {
       test('the SQL of a later page reads no more rows than the first page does', async () => {
         const document = recordDef('CollateralDocument');
         const plan = async (after: number | undefined) => {
-          const query = childrenQuery({ record: document, parentKey: { collateral_number: BIG }, fields: [], after, limit: 101 });
+          const query = listQuery({ record: document, fields: [] }, { collateral_number: BIG }, { after, limit: 100 });
           const { rows } = await sql<{ 'QUERY PLAN': unknown }>`explain (analyze, format json) ${query}`.execute(h.database.db);
           const planText = JSON.stringify(rows[0]!['QUERY PLAN']);
           const scanned = [...planText.matchAll(/"Actual Rows":\s*(\d+)/g)].map((m) => Number(m[1]));

@@ -26,7 +26,7 @@ import { seedDatabase } from '../src/seed/load.js';
 import { demoMemberSecret, seedMemberSecrets } from '../src/seed/member-secrets.js';
 import { lockouts, users } from '../src/store/access.js';
 import { readAudit } from '../src/store/audit.js';
-import { findRecord } from '../src/store/records.js';
+import { recordTree } from '../src/store/record-tree.js';
 import { adminCredentials, BACKENDS, createHarness, type Harness } from './support/harness.js';
 import { insert } from './support/fixtures.js';
 import { clearPans, clearSsns } from './support/sensitive.js';
@@ -141,7 +141,7 @@ for (const backend of BACKENDS) {
       const hold = recordDef('ShareHold');
       const holdPath = '/gw/627/2022.01/account/updateShareHoldByID';
       const reference = async () =>
-        (await findRecord(h.database.db, hold, { account_number: ACCOUNT_1, locator: 1 }, [fieldOf(hold, 'Reference1')!]))!.Reference1;
+        (await recordTree.read(h.database.db, { record: hold, fields: [fieldOf(hold, 'Reference1')!] }, { account_number: ACCOUNT_1, locator: 1 }))!.Reference1;
       const holdBody = (value: string) => ({ AccountNumber: ACCOUNT_1, ShareId: '0000', ShareHoldLocator: 1, ShareHoldUpdatableFields: { Reference1: value } });
 
       test("a member's CardCredentials cannot update another member's share: 403, nothing changed, audited", async () => {

@@ -13,7 +13,8 @@ import { FAMILY_PATH } from '../src/operations/types.js';
 import { hashPassword } from '../src/crypto/passwords.js';
 import { seedDatabase } from '../src/seed/load.js';
 import { users } from '../src/store/access.js';
-import { findRecord, type Row } from '../src/store/records.js';
+import { recordTree } from '../src/store/record-tree.js';
+import type { Row } from '../src/store/records.js';
 import { validValue, sampleValue } from './support/field-values.js';
 import { BACKENDS, createHarness, type Harness } from './support/harness.js';
 
@@ -57,7 +58,7 @@ const updatable = (record: RecordDef, family: Family) =>
   record.fields.filter((f) => f.families.includes(family) && !f.readOnly && !f.protection);
 
 async function stored(h: Harness, record: RecordDef, target: Target, fields: readonly FieldDef[]) {
-  return findRecord(h.database.db, record, keyOf(record, target), fields);
+  return recordTree.read(h.database.db, { record, fields }, keyOf(record, target));
 }
 
 async function historyRows(h: Harness, where = sql`true`) {

@@ -8,14 +8,12 @@ import { recordDef, type RecordDef } from '../catalog/index.js';
 import { QuerySchema, schemaIds } from '../catalog/schemas.js';
 import { recordNotFound } from '../contract/problems.js';
 import type { Secrets } from '../crypto/secrets.js';
-import { POSITION, recordTree } from '../store/record-tree.js';
-import type { Row, WireRecord } from '../store/records.js';
+import { recordTree } from '../store/record-tree.js';
+import type { Row } from '../store/records.js';
 import { text } from '../contract/envelope.js';
 import { PagingTokens, PagingRequestContextSchema, type PagingRequest, type PagingScope } from './paging.js';
 import {
-  attachChildLists,
   compileFilter,
-  finish,
   selectedPlan,
   type ChildrenFilter,
   type ReadPlan,
@@ -230,29 +228,15 @@ async function handle(name: string, record: RecordDef, kind: Kind, context: Oper
 
   if (kind.shape === 'single') {
     const fullKey = record === ROOT ? key : { ...key, [record.positionColumn!]: locatorOf(body, record) };
-    const found = await recordTree.one(db, record, fullKey, plan.selection.fields);
+    const found = await recordTree.read(db, plan, fullKey, config.listMaximum);
     if (!found) throw recordNotFound(`No ${record.name} ${Object.values(fullKey).join('/')}`);
-    await attachChildLists(db, plan, key, [found], config.listMaximum);
-    return { [record.name]: finish(plan, found) };
+    return { [record.name]: found };
   }
 
   if (kind.shape === 'list') {
-    const rows = await recordTree.children(db, {
-      record,
-      parentKey: key,
-      fields: plan.selection.fields,
-      filter: plan.filter,
-      limit: config.listMaximum + 1,
-    });
-    if (rows.length === 0) await requireParents(context, record, body);
-    const listed = rows.slice(0, config.listMaximum);
-    await attachChildLists(db, plan, key, listed, config.listMaximum);
-    return {
-      [`${record.name}List`]: {
-        hasReachedMaximumListSize: rows.length > config.listMaximum,
-        [record.name]: listed.map((row) => finish(plan, row)),
-      },
-    };
+    const list = await recordTree.list(db, plan, key, { limit: config.listMaximum }, config.listMaximum);
+    if (list.records.length === 0) await requireParents(context, record, body);
+    return { [`${record.name}List`]: { hasReachedMaximumListSize: list.more, [record.name]: list.records } };
   }
 
   const paging = body.PagingRequestContext ?? {};
@@ -265,20 +249,16 @@ async function handle(name: string, record: RecordDef, kind: Kind, context: Oper
   };
   const tokens = tokensOf(context.secrets);
   const after = paging.Token ? tokens.position(paging.Token, scope) : undefined;
-  const rows: WireRecord[] = await recordTree.children(db, {
-    record,
-    parentKey: key,
-    fields: plan.selection.fields,
-    filter: plan.filter,
-    after,
-    limit: size + 1,
-    offset: paging.NumberOfRecordsToSkip,
-  });
-  if (rows.length === 0) await requireParents(context, record, body);
-  const page = rows.slice(0, size);
-  const token = rows.length > size ? tokens.issue(scope, page.at(-1)![POSITION] as number) : '';
-  await attachChildLists(db, plan, key, page, config.listMaximum);
-  return { [record.name]: page.map((row) => finish(plan, row)), Token: token };
+  const page = await recordTree.list(
+    db,
+    plan,
+    key,
+    { limit: size, after, offset: paging.NumberOfRecordsToSkip },
+    config.listMaximum,
+  );
+  if (page.records.length === 0) await requireParents(context, record, body);
+  const token = page.more ? tokens.issue(scope, page.lastPosition!) : '';
+  return { [record.name]: page.records, Token: token };
 }
 
 function collateralOperation(record: RecordDef, kindName: KindName) {

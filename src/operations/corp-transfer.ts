@@ -6,8 +6,8 @@ import { isCalendarDate } from '../catalog/field-rules.js';
 import { recordDef } from '../catalog/index.js';
 import { schemaIds } from '../catalog/schemas.js';
 import { recordNotFound, validationFailed } from '../contract/problems.js';
-import { findRecord } from '../store/records.js';
-import { applyEntryFilters, resolveSelection, type SelectorFlags } from './selection.js';
+import { recordTree } from '../store/record-tree.js';
+import { resolveSelection, type SelectorFlags } from './selection.js';
 import { defineOperation, STAFF_CREDENTIALS } from './types.js';
 
 const corpTransfer = recordDef('CorpTransfer');
@@ -48,17 +48,16 @@ export const getCorpTransferSelectFields = defineOperation({
         { pointer: '/CorpTransferGlobalSequenceDate', detail: 'must be a calendar date from 0001-01-01 to 9999-12-31' },
       ]);
     }
-    const found = await findRecord(
+    const found = await recordTree.read(
       db,
-      corpTransfer,
+      { record: corpTransfer, ...selection },
       { global_sequence_date: body.CorpTransferGlobalSequenceDate, global_sequence: body.CorpTransferGlobalSequence },
-      selection.fields,
     );
     if (!found) {
       throw recordNotFound(
         `No corporate transfer ${body.CorpTransferGlobalSequenceDate}/${body.CorpTransferGlobalSequence}`,
       );
     }
-    return { CorpTransfer: applyEntryFilters(found, selection) };
+    return { CorpTransfer: found };
   },
 });

@@ -3,7 +3,7 @@
  * lookup type plus number, SSN or short name. Nothing found is an empty result, never an error.
  */
 import { Type, type Static, type TObject, type TProperties } from 'typebox';
-import { lookupQueries, type ShareMatch } from '../store/lookups.js';
+import { lookups, type ShareMatch } from '../store/lookups.js';
 import { AccountNumberSchema, text } from '../contract/envelope.js';
 import { defineOperation, STAFF_CREDENTIALS, type OperationContext, type RequestBody } from './types.js';
 
@@ -47,11 +47,7 @@ function findBy<const Request extends TProperties, const Response extends TPrope
   summary: string,
   request: Request,
   response: Response,
-  handle: (
-    lookups: ReturnType<typeof lookupQueries>,
-    body: RequestBody<Request>,
-    context: OperationContext,
-  ) => Promise<Static<TObject<Response>>>,
+  handle: (body: RequestBody<Request>, context: OperationContext) => Promise<Static<TObject<Response>>>,
 ) {
   return defineOperation({
     name,
@@ -63,7 +59,7 @@ function findBy<const Request extends TProperties, const Response extends TPrope
     request,
     response: Type.Object(response, { additionalProperties: false }),
     auditAccounts: foundAccounts,
-    handle: (context, body) => handle(lookupQueries(context.db, context.secrets), body, context),
+    handle: (context, body) => handle(body, context),
   });
 }
 
@@ -73,8 +69,8 @@ export const FINDBY_OPERATIONS = [
     'Account of an active, unexpired card',
     { CardNumber },
     { AccountNumber: NullableAccountNumber, MessageId },
-    async (lookups, body) => ({
-      AccountNumber: (await lookups.activeCard(body.CardNumber)) ?? null,
+    async (body, { db, secrets }) => ({
+      AccountNumber: (await lookups.activeCard(db, secrets, body.CardNumber)) ?? null,
       MessageId: 'findByActiveCard',
     }),
   ),
@@ -83,8 +79,8 @@ export const FINDBY_OPERATIONS = [
     'Accounts of a card number, active or not',
     { CardNumber },
     { AccountNumber: AccountNumbers, MessageId, Version_1: Null, _value_1: Null },
-    async (lookups, body) => ({
-      AccountNumber: await lookups.anyCard(body.CardNumber),
+    async (body, { db, secrets }) => ({
+      AccountNumber: await lookups.anyCard(db, secrets, body.CardNumber),
       MessageId: 'findByAnyCard',
       Version_1: null,
       _value_1: null,
@@ -95,8 +91,8 @@ export const FINDBY_OPERATIONS = [
     'Account of a home-banking user name (case-insensitive)',
     { HomeBankingUserName: text(1, 64, 'Home banking user name') },
     { AccountNumber: NullableAccountNumber, MessageId },
-    async (lookups, body) => ({
-      AccountNumber: (await lookups.homeBankingUser(body.HomeBankingUserName)) ?? null,
+    async (body, { db }) => ({
+      AccountNumber: (await lookups.homeBankingUser(db, body.HomeBankingUserName)) ?? null,
       MessageId: 'findByHomeUser',
     }),
   ),
@@ -108,7 +104,10 @@ export const FINDBY_OPERATIONS = [
       Draft: Type.String({ pattern: '^[0-9]{1,10}$', description: 'Draft number: 1 to 10 digits' }),
     },
     { Result: LookupResult, MessageId },
-    async (lookups, body) => ({ Result: lookupResult(await lookups.micr(body.MICR, body.Draft)), MessageId: 'findByMICR' }),
+    async (body, { db, secrets }) => ({
+      Result: lookupResult(await lookups.micr(db, secrets, body.MICR, body.Draft)),
+      MessageId: 'findByMICR',
+    }),
   ),
   findBy(
     'findByLookup',
@@ -118,8 +117,8 @@ export const FINDBY_OPERATIONS = [
       LookupNumber: text(1, 20, 'Lookup number'),
     },
     { Result: LookupResult, AccountNumber: NullableAccountNumber, MessageId },
-    async (lookups, body) => {
-      const match = await lookups.lookup(body.LookupType, body.LookupNumber);
+    async (body, { db }) => {
+      const match = await lookups.lookup(db, body.LookupType, body.LookupNumber);
       return { Result: lookupResult(match), AccountNumber: match?.accountNumber ?? null, MessageId: 'findByLookup' };
     },
   ),
@@ -130,8 +129,8 @@ export const FINDBY_OPERATIONS = [
       SSN: Type.String({ pattern: '^[0-9]{3}-?[0-9]{2}-?[0-9]{4}$', description: '9 digits, dashes allowed' }),
     },
     { AccountNumber: AccountNumbers, MessageId },
-    async (lookups, body, context) => ({
-      AccountNumber: await lookups.bySsn(body.SSN.replaceAll('-', ''), context.config.listMaximum),
+    async (body, { db, secrets, config }) => ({
+      AccountNumber: await lookups.bySsn(db, secrets, body.SSN.replaceAll('-', ''), config.listMaximum),
       MessageId: 'findBySSN',
     }),
   ),
@@ -141,8 +140,8 @@ export const FINDBY_OPERATIONS = [
     'Accounts with a name record of that short name (case-insensitive)',
     { ShortName: text(1, 20, 'Short name') },
     { AccountNumber: AccountNumbers },
-    async (lookups, body, context) => ({
-      AccountNumber: await lookups.byShortName(body.ShortName, context.config.listMaximum),
+    async (body, { db, config }) => ({
+      AccountNumber: await lookups.byShortName(db, body.ShortName, config.listMaximum),
     }),
   ),
 ];

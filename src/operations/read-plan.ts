@@ -1,25 +1,17 @@
 /**
- * What a read operation returns of a record type and its children: the selected fields, the filter of
- * each child list, and the nested child lists. Built from `SelectableFields` and the search filters,
- * then executed over the record tree.
+ * What a read operation returns of a record type and its children (a `ReadPlan`, which the record reader
+ * executes): the selected fields, the filter of each child list, and the nested child lists. Built from
+ * `SelectableFields` and the search filters.
  */
 import type { RawBuilder } from 'kysely';
 import type { RecordDef } from '../catalog/index.js';
 import { childRecords, schemaIds } from '../catalog/schemas.js';
 import { Problem } from '../contract/problems.js';
 import { compileQuery, QueryError } from '../query/index.js';
-import type { Db } from '../store/database.js';
-import { POSITION, recordTree, type ChildListPlan } from '../store/record-tree.js';
-import type { Row, WireRecord } from '../store/records.js';
-import { applyEntryFilters, resolveSelection, type Selection, type SelectorFlags } from './selection.js';
+import type { ReadPlan } from '../store/record-tree.js';
+import { resolveSelection, type SelectorFlags } from './selection.js';
 
-export interface ReadPlan {
-  readonly record: RecordDef;
-  readonly selection: Selection;
-  /** Filter of this record's rows where they are read as a list. */
-  readonly filter?: RawBuilder<unknown>;
-  readonly children: readonly { readonly list: string; readonly plan: ReadPlan }[];
-}
+export type { ReadPlan } from '../store/record-tree.js';
 
 /** A `SelectableFields` object of some record type (spec: "Selection and paging objects"). */
 export interface SelectableFields {
@@ -32,7 +24,11 @@ export type ChildrenFilter = Readonly<Record<string, { Query?: string } & Readon
  * Compiles a search query for a record; a syntax or type error is 400 INVALID_QUERY naming the
  * property and the position (DESIGN).
  */
-export function compileFilter(query: string | undefined, record: RecordDef, pointer: string): RawBuilder<unknown> | undefined {
+export function compileFilter(
+  query: string | undefined,
+  record: RecordDef,
+  pointer: string,
+): RawBuilder<unknown> | undefined {
   if (query === undefined) return undefined;
   try {
     return compileQuery(query, record);
@@ -47,7 +43,7 @@ export function compileFilter(query: string | undefined, record: RecordDef, poin
 export function fullPlan(record: RecordDef): ReadPlan {
   return {
     record,
-    selection: resolveSelection(record, true, undefined),
+    ...resolveSelection(record, true, undefined),
     children: childRecords(record).map((child) => ({ list: child.list, plan: fullPlan(child.record) })),
   };
 }
@@ -78,49 +74,13 @@ export function selectedPlan(
       child.record,
       childSelectable,
       childFilter?.[nestedFilterName] as ChildrenFilter | undefined,
-      { selection: `${pointer.selection}/${selectorName}`, filter: `${pointer.filter}/${filterName}/${nestedFilterName}` },
+      {
+        selection: `${pointer.selection}/${selectorName}`,
+        filter: `${pointer.filter}/${filterName}/${nestedFilterName}`,
+      },
       compileFilter(childFilter?.Query, child.record, `${pointer.filter}/${filterName}/Query`),
     );
     return [{ list: child.list, plan }];
   });
-  return { record, selection, filter, children };
-}
-
-/** The child lists of a plan, as the record tree reads them. */
-function childListPlans(plan: ReadPlan): ChildListPlan[] {
-  return plan.children.map(({ list, plan: child }) => ({
-    list,
-    record: child.record,
-    fields: child.selection.fields,
-    filter: child.filter,
-    children: childListPlans(child),
-  }));
-}
-
-/**
- * Reads the child lists of `plan`, nested to any depth, into each parent record with one query.
- * `commonKey` is the key the parents share (their own parent's key; for the root, its own key).
- * Spec: lists stop at the maximum and set hasReachedMaximumListSize.
- */
-export async function attachChildLists(
-  db: Db,
-  plan: ReadPlan,
-  commonKey: Row,
-  parents: readonly WireRecord[],
-  listMaximum: number,
-): Promise<void> {
-  const positions = parents.map((parent) => parent[POSITION]);
-  const lists = await recordTree.childLists(db, plan.record, commonKey, positions, childListPlans(plan), listMaximum);
-  for (const parent of parents) Object.assign(parent, lists.get(parent[POSITION]));
-}
-
-/** Removes the bookkeeping columns and applies EntryId filters, through every nested list. */
-export function finish(plan: ReadPlan, record: WireRecord): WireRecord {
-  delete record[POSITION];
-  applyEntryFilters(record, plan.selection);
-  for (const { list, plan: childPlan } of plan.children) {
-    const entries = (record[list] as Record<string, WireRecord[]> | undefined)?.[childPlan.record.name];
-    for (const entry of entries ?? []) finish(childPlan, entry);
-  }
-  return record;
+  return { record, ...selection, filter, children };
 }

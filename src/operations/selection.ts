@@ -2,14 +2,14 @@
  * Field selection (spec: "Operations with SelectableFields return the fields whose flag is true, or all
  * fields when the IncludeAll flag is true").
  */
-import type { FieldDef, RecordDef } from '../catalog/index.js';
-import type { WireRecord } from '../store/records.js';
+import type { RecordDef } from '../catalog/index.js';
+import type { ReadPlan } from '../store/record-tree.js';
 
-export interface Selection {
-  readonly fields: readonly FieldDef[];
-  /** Repeating fields whose flag was a list of EntryIds: only those entries are returned. */
-  readonly entryFilters: ReadonlyMap<string, ReadonlySet<number>>;
-}
+/**
+ * The fields part of a `ReadPlan`: the fields returned, and the entries of repeating fields whose flag was
+ * a list of EntryIds. The record reader returns those fields and applies those filters.
+ */
+export type Selection = Required<Pick<ReadPlan, 'fields' | 'entryFilters'>>;
 
 export type SelectorFlags = Readonly<Record<string, boolean | readonly number[] | undefined>>;
 
@@ -35,15 +35,4 @@ export function resolveSelection(
     return flag === true || alwaysIncluded.includes(field.name);
   });
   return { fields, entryFilters };
-}
-
-/** Applies EntryId filters to a record read with `selection.fields`. */
-export function applyEntryFilters(record: WireRecord, selection: Selection): WireRecord {
-  for (const [name, entryIds] of selection.entryFilters) {
-    const entries = record[name];
-    if (Array.isArray(entries)) {
-      record[name] = entries.filter((entry: { EntryId: number }) => entryIds.has(entry.EntryId));
-    }
-  }
-  return record;
 }

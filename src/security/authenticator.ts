@@ -11,7 +11,7 @@ import { CREDENTIAL_SCHEMAS, type CredentialKind, type CredentialsBody } from '.
 import { type Scope } from '../contract/scopes.js';
 import { hashToken, lockouts, memberSecrets, sessions, settings, SETTING, tokens, users } from '../store/access.js';
 import type { Db } from '../store/database.js';
-import { lookupQueries } from '../store/lookups.js';
+import { lookups } from '../store/lookups.js';
 import { looksLikeJwt, type JwtVerifier } from './jwt.js';
 import { verifyPassword as scryptVerify } from '../crypto/passwords.js';
 import type { Secrets } from '../crypto/secrets.js';
@@ -119,7 +119,6 @@ export class Authenticator {
   ) {
     this.cacheKey = secrets.key('credential-cache');
     this.verifyPassword = options.verifyPassword ?? scryptVerify;
-    const lookups = lookupQueries(db, secrets);
     this.verifiers = {
       AdministrativeCredentials: async ({ Password }, tokenName) =>
         (await this.verifyAdmin(String(Password), tokenName)) ? { userNumber: 0 } : undefined,
@@ -150,7 +149,7 @@ export class Authenticator {
         return { memberAccount: account };
       },
       HomeBankingCredentials: async ({ UserName, Password }) => {
-        const account = await lookups.homeBankingUser(String(UserName));
+        const account = await lookups.homeBankingUser(db, String(UserName));
         const secret = account ? await memberSecrets.find(db, account) : undefined;
         const subject = `homebanking:${String(UserName).toLowerCase()}`;
         return (await this.verifyLocked(subject, String(Password), secret?.homeBankingPasswordHash))
@@ -158,15 +157,15 @@ export class Authenticator {
           : undefined;
       },
       CardCredentials: async ({ CardNumber }) => {
-        const account = await lookups.activeCard(String(CardNumber));
+        const account = await lookups.activeCard(db, secrets, String(CardNumber));
         return account ? { memberAccount: account } : undefined;
       },
       MICRCredentials: async ({ MICRNumber }) => {
-        const account = await lookups.micrAccount(String(MICRNumber));
+        const account = await lookups.micrAccount(db, secrets, String(MICRNumber));
         return account ? { memberAccount: account } : undefined;
       },
       LookupCredentials: async ({ Type: lookupType, Value, HomeBankingPassword }) => {
-        const match = await lookups.lookup(Number(lookupType), String(Value));
+        const match = await lookups.lookup(db, Number(lookupType), String(Value));
         const secret = match ? await memberSecrets.find(db, match.accountNumber) : undefined;
         const subject = `lookup:${lookupType}:${String(Value)}`;
         return (await this.verifyLocked(subject, String(HomeBankingPassword), secret?.homeBankingPasswordHash))

@@ -3,10 +3,10 @@
  * as the administrative password hash. All of it lives in the database so instances stay stateless.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import type { Scope } from '../contract/scopes.js';
 import type { Db } from './database.js';
-
+import { fixedTables, type FixedTables } from './tables.js';
 
 export interface ApiToken {
   readonly id: number;
@@ -29,8 +29,19 @@ export function hashToken(token: string): Buffer {
   return createHash('sha256').update(token).digest();
 }
 
-const tokenColumns = sql`id, name, scopes, created_at::text as "createdAt", expires_at::text as "expiresAt",
-  revoked_at::text as "revokedAt"`;
+/** The database's clock: timestamps are compared and written by the database, never by an instance. */
+const now = sql<Date>`now()`;
+
+/** An `ApiToken` from an `api_token` row: its times as PostgreSQL's text form. */
+const tokenColumns = (eb: ExpressionBuilder<FixedTables, 'api_token'>) =>
+  [
+    'id',
+    'name',
+    'scopes',
+    eb.cast<string>('created_at', 'text').as('createdAt'),
+    eb.cast<string | null>('expires_at', 'text').as('expiresAt'),
+    eb.cast<string | null>('revoked_at', 'text').as('revokedAt'),
+  ] as const;
 
 export const tokens = {
   /** Creates a token; the clear value is returned once and never stored. */
@@ -41,61 +52,88 @@ export const tokens = {
     expiresAt?: Date,
   ): Promise<{ token: string; record: ApiToken }> {
     const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
-    const result = await sql<ApiToken>`insert into api_token (name, token_hash, scopes, expires_at)
-      values (${name}, ${hashToken(token)}, string_to_array(${scopes.join(',')}, ','),
-        ${expiresAt?.toISOString() ?? null})
-      returning ${tokenColumns}`.execute(db);
-    return { token, record: result.rows[0]! };
+    const record = await fixedTables(db)
+      .insertInto('api_token')
+      .values({
+        name,
+        token_hash: hashToken(token),
+        // The scopes travel as one text parameter, split by the database.
+        scopes: sql<Scope[]>`string_to_array(${scopes.join(',')}, ',')`,
+        expires_at: expiresAt?.toISOString() ?? null,
+      })
+      .returning(tokenColumns)
+      .executeTakeFirstOrThrow();
+    return { token, record };
   },
 
   /** The live token with this clear value, or undefined if unknown, revoked or expired. */
   async findActive(db: Db, token: string): Promise<ApiToken | undefined> {
-    const result = await sql<ApiToken>`select ${tokenColumns} from api_token
-      where token_hash = ${hashToken(token)} and revoked_at is null
-        and (expires_at is null or expires_at > now())`.execute(db);
-    return result.rows[0];
+    return fixedTables(db)
+      .selectFrom('api_token')
+      .select(tokenColumns)
+      .where('token_hash', '=', hashToken(token))
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .executeTakeFirst();
   },
 
   async list(db: Db): Promise<ApiToken[]> {
-    return (await sql<ApiToken>`select ${tokenColumns} from api_token order by id`.execute(db)).rows;
+    return fixedTables(db).selectFrom('api_token').select(tokenColumns).orderBy('id').execute();
   },
 
   /** Revokes by name; false when no live token has that name. */
   async revoke(db: Db, name: string): Promise<boolean> {
-    const result = await sql`update api_token set revoked_at = now()
-      where name = ${name} and revoked_at is null`.execute(db);
-    return Number(result.numAffectedRows ?? 0) > 0;
+    const result = await fixedTables(db)
+      .updateTable('api_token')
+      .set({ revoked_at: now })
+      .where('name', '=', name)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   },
 };
 
 export const users = {
   async add(db: Db, userNumber: number, name: string, passwordHash: string): Promise<void> {
-    await sql`insert into app_user (user_number, name, password_hash)
-      values (${userNumber}, ${name}, ${passwordHash})`.execute(db);
+    await fixedTables(db)
+      .insertInto('app_user')
+      .values({ user_number: userNumber, name, password_hash: passwordHash })
+      .execute();
   },
 
   async find(db: Db, userNumber: number): Promise<AppUser | undefined> {
-    const result = await sql<AppUser>`select user_number as "userNumber", name, password_hash as "passwordHash"
-      from app_user where user_number = ${userNumber}`.execute(db);
-    return result.rows[0];
+    return fixedTables(db)
+      .selectFrom('app_user')
+      .select(['user_number as userNumber', 'name', 'password_hash as passwordHash'])
+      .where('user_number', '=', userNumber)
+      .executeTakeFirst();
   },
 
   async list(db: Db): Promise<Omit<AppUser, 'passwordHash'>[]> {
-    const result = await sql<AppUser>`select user_number as "userNumber", name
-      from app_user order by user_number`.execute(db);
-    return result.rows;
+    return fixedTables(db)
+      .selectFrom('app_user')
+      .select(['user_number as userNumber', 'name'])
+      .orderBy('user_number')
+      .execute();
   },
 };
 
 export const settings = {
   async get(db: Db, key: string): Promise<string | undefined> {
-    const result = await sql<{ value: string }>`select value from coregate_setting where key = ${key}`.execute(db);
-    return result.rows[0]?.value;
+    const row = await fixedTables(db)
+      .selectFrom('coregate_setting')
+      .select('value')
+      .where('key', '=', key)
+      .executeTakeFirst();
+    return row?.value;
   },
 
   async set(db: Db, key: string, value: string): Promise<void> {
-    await sql`insert into coregate_setting (key, value) values (${key}, ${value})
-      on conflict (key) do update set value = excluded.value`.execute(db);
+    await fixedTables(db)
+      .insertInto('coregate_setting')
+      .values({ key, value })
+      .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })))
+      .execute();
   },
 };
 
@@ -118,29 +156,46 @@ export interface Session {
 export const sessions = {
   async create(db: Db, userNumber: number, tokenName: string): Promise<string> {
     const tokenId = randomBytes(32).toString('base64url');
-    await sql`insert into session (token_hash, token_name, user_number)
-      values (${hashToken(tokenId)}, ${tokenName}, ${userNumber})`.execute(db);
+    await fixedTables(db)
+      .insertInto('session')
+      .values({ token_hash: hashToken(tokenId), token_name: tokenName, user_number: userNumber })
+      .execute();
     return tokenId;
   },
 
   /** The live session of a TokenId under this bearer token, or undefined when unknown, another token's, ended or idle past `idleSeconds`. */
   async findLive(db: Db, tokenId: string, tokenName: string, idleSeconds: number): Promise<Session | undefined> {
-    const result = await sql<Session>`select user_number as "userNumber",
-        extract(epoch from now() - last_used_at)::float8 as "idleSeconds"
-      from session where token_hash = ${hashToken(tokenId)} and token_name = ${tokenName} and ended_at is null
-        and last_used_at > now() - make_interval(secs => ${idleSeconds})`.execute(db);
-    return result.rows[0];
+    return fixedTables(db)
+      .selectFrom('session')
+      .select((eb) => [
+        'user_number as userNumber',
+        sql<number>`extract(epoch from now() - ${eb.ref('last_used_at')})::float8`.as('idleSeconds'),
+      ])
+      .where('token_hash', '=', hashToken(tokenId))
+      .where('token_name', '=', tokenName)
+      .where('ended_at', 'is', null)
+      .where('last_used_at', '>', sql<Date>`now() - make_interval(secs => ${idleSeconds})`)
+      .executeTakeFirst();
   },
 
   async touch(db: Db, tokenId: string): Promise<void> {
-    await sql`update session set last_used_at = now() where token_hash = ${hashToken(tokenId)}`.execute(db);
+    await fixedTables(db)
+      .updateTable('session')
+      .set({ last_used_at: now })
+      .where('token_hash', '=', hashToken(tokenId))
+      .execute();
   },
 
   /** Ends a session of this bearer token; false when it was not live. */
   async end(db: Db, tokenId: string, tokenName: string): Promise<boolean> {
-    const result = await sql`update session set ended_at = now()
-      where token_hash = ${hashToken(tokenId)} and token_name = ${tokenName} and ended_at is null`.execute(db);
-    return Number(result.numAffectedRows ?? 0) > 0;
+    const result = await fixedTables(db)
+      .updateTable('session')
+      .set({ ended_at: now })
+      .where('token_hash', '=', hashToken(tokenId))
+      .where('token_name', '=', tokenName)
+      .where('ended_at', 'is', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   },
 };
 
@@ -152,18 +207,38 @@ export interface MemberSecret {
 /** Member-level secrets (home banking password, audio access code) per account, as scrypt hashes. */
 export const memberSecrets = {
   async find(db: Db, accountNumber: string): Promise<MemberSecret | undefined> {
-    const result = await sql<MemberSecret>`select home_banking_password_hash as "homeBankingPasswordHash",
-        audio_access_code_hash as "audioAccessCodeHash"
-      from member_secret where account_number = ${accountNumber}`.execute(db);
-    return result.rows[0];
+    return fixedTables(db)
+      .selectFrom('member_secret')
+      .select([
+        'home_banking_password_hash as homeBankingPasswordHash',
+        'audio_access_code_hash as audioAccessCodeHash',
+      ])
+      .where('account_number', '=', accountNumber)
+      .executeTakeFirst();
   },
 
   async set(db: Db, accountNumber: string, secret: Partial<MemberSecret>): Promise<void> {
-    await sql`insert into member_secret (account_number, home_banking_password_hash, audio_access_code_hash)
-      values (${accountNumber}, ${secret.homeBankingPasswordHash ?? null}, ${secret.audioAccessCodeHash ?? null})
-      on conflict (account_number) do update set
-        home_banking_password_hash = coalesce(excluded.home_banking_password_hash, member_secret.home_banking_password_hash),
-        audio_access_code_hash = coalesce(excluded.audio_access_code_hash, member_secret.audio_access_code_hash)`.execute(db);
+    await fixedTables(db)
+      .insertInto('member_secret')
+      .values({
+        account_number: accountNumber,
+        home_banking_password_hash: secret.homeBankingPasswordHash ?? null,
+        audio_access_code_hash: secret.audioAccessCodeHash ?? null,
+      })
+      // A secret left out keeps its stored value.
+      .onConflict((oc) =>
+        oc.column('account_number').doUpdateSet((eb) => ({
+          home_banking_password_hash: eb.fn.coalesce(
+            'excluded.home_banking_password_hash',
+            'member_secret.home_banking_password_hash',
+          ),
+          audio_access_code_hash: eb.fn.coalesce(
+            'excluded.audio_access_code_hash',
+            'member_secret.audio_access_code_hash',
+          ),
+        })),
+      )
+      .execute();
   },
 };
 
@@ -192,9 +267,18 @@ export interface LockoutPolicy {
 export const lockouts = {
   /** The subject's failures and locks; undefined when it has none. */
   async state(db: Db, subject: string): Promise<LockoutState | undefined> {
-    const result = await sql<LockoutState>`select failures, locks, coalesce(locked_until > now(), false) as locked
-      from credential_lockout where subject = ${subject}`.execute(db);
-    return result.rows[0];
+    return fixedTables(db)
+      .selectFrom('credential_lockout')
+      .select((eb) => [
+        'failures',
+        'locks',
+        eb.fn
+          .coalesce(eb('locked_until', '>', now), eb.lit(false))
+          .$castTo<boolean>()
+          .as('locked'),
+      ])
+      .where('subject', '=', subject)
+      .executeTakeFirst();
   },
 
   async isLocked(db: Db, subject: string): Promise<boolean> {
@@ -207,17 +291,29 @@ export const lockouts = {
    */
   async fail(db: Db, subject: string, policy: LockoutPolicy): Promise<void> {
     const first = policy.firstLockSeconds ?? policy.lockSeconds;
-    await sql`insert into credential_lockout (subject, failures, locks) values (${subject}, 1, 0)
-      on conflict (subject) do update set failures = credential_lockout.failures + 1`.execute(db);
+    const lockout = fixedTables(db);
+    await lockout
+      .insertInto('credential_lockout')
+      .values({ subject, failures: 1, locks: 0 })
+      .onConflict((oc) =>
+        oc.column('subject').doUpdateSet((eb) => ({ failures: eb('credential_lockout.failures', '+', 1) })),
+      )
+      .execute();
     // Under READ COMMITTED a concurrent second failure re-reads the row after the first lock and finds failures = 0.
-    await sql`update credential_lockout
-      set locked_until = now() + make_interval(secs => least(${policy.lockSeconds}::float8, ${first}::float8 * power(2, least(locks, 30)))),
-        locks = locks + 1, failures = 0
-      where subject = ${subject} and failures >= ${policy.threshold}`.execute(db);
+    await lockout
+      .updateTable('credential_lockout')
+      .set((eb) => ({
+        locked_until: sql<Date>`now() + make_interval(secs => least(${policy.lockSeconds}::float8, ${first}::float8 * power(2, least(${eb.ref('locks')}, 30))))`,
+        locks: eb('locks', '+', 1),
+        failures: 0,
+      }))
+      .where('subject', '=', subject)
+      .where('failures', '>=', policy.threshold)
+      .execute();
   },
 
   /** Forgets the subject's failures and locks (after a success). */
   async clear(db: Db, subject: string): Promise<void> {
-    await sql`delete from credential_lockout where subject = ${subject}`.execute(db);
+    await fixedTables(db).deleteFrom('credential_lockout').where('subject', '=', subject).execute();
   },
 };

@@ -11,6 +11,7 @@
  */
 import { sql } from 'kysely';
 import { isConnectionFailure, type Db } from './database.js';
+import { fixedTables } from './tables.js';
 
 export interface AuditEvent {
   readonly requestId: string;
@@ -68,13 +69,62 @@ function auditRow(event: AuditEvent) {
   };
 }
 
-async function insertRows(db: Db, events: readonly AuditEvent[]): Promise<void> {
-  await sql`insert into audit_event (request_id, token_name, user_number, member_account, operation,
-      account_numbers, collateral_number, status, code)
-    select request_id, token_name, user_number, member_account, operation, account_numbers, collateral_number,
-      status, code
-    from json_populate_recordset(null::audit_event, ${JSON.stringify(events.map(auditRow))}::json)`.execute(db);
-}
+type AuditInsert = ReturnType<typeof auditRow>;
+
+const AUDIT_COLUMNS = [
+  'request_id',
+  'token_name',
+  'user_number',
+  'member_account',
+  'operation',
+  'account_numbers',
+  'collateral_number',
+  'status',
+  'code',
+] as const satisfies readonly (keyof AuditInsert)[];
+
+/**
+ * The queries of the audit trail. Events are inserted as one JSON parameter expanded by
+ * json_populate_recordset: a batch of any size is one statement with one parameter.
+ */
+export const auditEvents = {
+  async insert(db: Db, events: readonly AuditEvent[]): Promise<void> {
+    const rows = sql<AuditInsert>`json_populate_recordset(null::audit_event, ${JSON.stringify(events.map(auditRow))}::json)`;
+    await fixedTables(db)
+      .insertInto('audit_event')
+      .columns(AUDIT_COLUMNS)
+      .expression((eb) => eb.selectFrom(rows.as('r')).select(AUDIT_COLUMNS))
+      .execute();
+  },
+
+  /** Events since a time, optionally of one account (named in the event or its member), oldest first. */
+  read(db: Db, since: Date, options: { accountNumber?: string; limit?: number } = {}): Promise<AuditRow[]> {
+    const { accountNumber } = options;
+    return fixedTables(db)
+      .selectFrom('audit_event')
+      .select((eb) => [
+        sql<string>`to_char(${eb.ref('at')} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`.as('at'),
+        'request_id as requestId',
+        'token_name as tokenName',
+        'user_number as userNumber',
+        'member_account as memberAccount',
+        'operation',
+        'account_numbers as accountNumbers',
+        'collateral_number as collateralNumber',
+        'status',
+        'code',
+      ])
+      .where('at', '>=', sql<Date>`${since.toISOString()}::timestamptz`)
+      .$if(Boolean(accountNumber), (query) =>
+        query.where((eb) =>
+          eb.or([eb('account_numbers', 'like', `%${accountNumber}%`), eb('member_account', '=', accountNumber!)]),
+        ),
+      )
+      .orderBy('id')
+      .limit(options.limit ?? 1000)
+      .execute();
+  },
+};
 
 export class AuditLog {
   private pending: AuditEvent[] = [];
@@ -101,7 +151,7 @@ export class AuditLog {
 
   /** Writes an event inside a caller's transaction: it commits or rolls back with the caller's change. */
   static insertInTransaction(trx: Db, event: AuditEvent): Promise<void> {
-    return insertRows(trx, [event]);
+    return auditEvents.insert(trx, [event]);
   }
 
   /** Writes everything recorded so far (also called on shutdown); resolves when written or put back for a retry. */
@@ -127,7 +177,7 @@ export class AuditLog {
 
   private async write(batch: readonly AuditEvent[]): Promise<void> {
     try {
-      await insertRows(this.db, batch);
+      await auditEvents.insert(this.db, batch);
       this.retryMs = RETRY_FIRST_MS;
       this.reportDropped();
     } catch (error) {
@@ -154,7 +204,7 @@ export class AuditLog {
   private async writeOneByOne(batch: readonly AuditEvent[], batchError: unknown): Promise<void> {
     for (const [index, event] of batch.entries()) {
       try {
-        await insertRows(this.db, [event]);
+        await auditEvents.insert(this.db, [event]);
       } catch (error) {
         if (isConnectionFailure(error)) {
           this.pending = [...batch.slice(index), ...this.pending];
@@ -173,20 +223,11 @@ export class AuditLog {
   }
 }
 
-/** Audit events since a time, optionally of one account, oldest first. */
-export async function readAudit(
+/** Audit events since a time, optionally of one account, oldest first (`auditEvents.read`). */
+export function readAudit(
   db: Db,
   since: Date,
   options: { accountNumber?: string; limit?: number } = {},
 ): Promise<AuditRow[]> {
-  const account = options.accountNumber
-    ? sql`and (account_numbers like ${`%${options.accountNumber}%`} or member_account = ${options.accountNumber})`
-    : sql``;
-  const result = await sql<AuditRow>`select to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at,
-      request_id as "requestId", token_name as "tokenName", user_number as "userNumber",
-      member_account as "memberAccount", operation, account_numbers as "accountNumbers",
-      collateral_number as "collateralNumber", status, code
-    from audit_event where at >= ${since.toISOString()}::timestamptz ${account}
-    order by id limit ${options.limit ?? 1000}`.execute(db);
-  return result.rows;
+  return auditEvents.read(db, since, options);
 }

@@ -5,13 +5,17 @@
  */
 import { sql } from 'kysely';
 import type { Db } from './database.js';
+import { fixedTables } from './tables.js';
 
 /** How long a key is remembered unless configured otherwise: the default of `COREGATE_IDEMPOTENCY_RETENTION_HOURS`. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
 
+/** The database's time `hours` ago: keys created before it are expired. */
+const expiredBefore = (hours: number) => sql<Date>`now() - make_interval(hours => ${hours})`;
+
 export type Reservation =
   | { readonly kind: 'reserved' }
-  | { readonly kind: 'replay'; readonly status: number; readonly response: unknown }
+  | { readonly kind: 'replay'; readonly status: number | null; readonly response: unknown }
   | { readonly kind: 'conflict' };
 
 export const idempotencyKeys = {
@@ -26,28 +30,45 @@ export const idempotencyKeys = {
     requestHash: string,
     retentionHours: number = IDEMPOTENCY_TTL_HOURS,
   ): Promise<Reservation> {
-    await sql`delete from idempotency_key where token_name = ${tokenName} and key = ${key}
-      and created_at < now() - make_interval(hours => ${retentionHours})`.execute(trx);
-    const inserted = await sql`insert into idempotency_key (token_name, key, request_hash)
-      values (${tokenName}, ${key}, ${requestHash}) on conflict do nothing returning key`.execute(trx);
-    if (inserted.rows.length > 0) return { kind: 'reserved' };
-    const existing = await sql<{ request_hash: string; status: number; response: unknown }>`
-      select request_hash, status, response from idempotency_key
-      where token_name = ${tokenName} and key = ${key}`.execute(trx);
-    const row = existing.rows[0];
+    const keys = fixedTables(trx);
+    await keys
+      .deleteFrom('idempotency_key')
+      .where('token_name', '=', tokenName)
+      .where('key', '=', key)
+      .where('created_at', '<', expiredBefore(retentionHours))
+      .execute();
+    const inserted = await keys
+      .insertInto('idempotency_key')
+      .values({ token_name: tokenName, key, request_hash: requestHash })
+      .onConflict((oc) => oc.doNothing())
+      .returning('key')
+      .executeTakeFirst();
+    if (inserted) return { kind: 'reserved' };
+    const row = await keys
+      .selectFrom('idempotency_key')
+      .select(['request_hash', 'status', 'response'])
+      .where('token_name', '=', tokenName)
+      .where('key', '=', key)
+      .executeTakeFirst();
     if (!row || row.request_hash !== requestHash) return { kind: 'conflict' };
     return { kind: 'replay', status: row.status, response: row.response };
   },
 
   async complete(trx: Db, tokenName: string, key: string, status: number, response: unknown): Promise<void> {
-    await sql`update idempotency_key set status = ${status}, response = ${JSON.stringify(response)}::jsonb
-      where token_name = ${tokenName} and key = ${key}`.execute(trx);
+    await fixedTables(trx)
+      .updateTable('idempotency_key')
+      .set({ status, response: sql<string>`${JSON.stringify(response)}::jsonb` })
+      .where('token_name', '=', tokenName)
+      .where('key', '=', key)
+      .execute();
   },
 
   /** Deletes every key older than `retentionHours`; returns how many. Run periodically (http/maintenance.ts). */
   async sweep(db: Db, retentionHours: number): Promise<number> {
-    const result = await sql`delete from idempotency_key
-      where created_at < now() - make_interval(hours => ${retentionHours})`.execute(db);
-    return Number(result.numAffectedRows ?? 0);
+    const result = await fixedTables(db)
+      .deleteFrom('idempotency_key')
+      .where('created_at', '<', expiredBefore(retentionHours))
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   },
 };

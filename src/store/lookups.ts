@@ -18,72 +18,78 @@ async function accountNumbers(query: Promise<{ rows: { account_number: string }[
   return (await query).rows.map((row) => row.account_number);
 }
 
-export function lookupQueries(db: Db, secrets: Secrets) {
-  return {
-    async activeCard(cardNumber: string): Promise<string | undefined> {
-      const [account] = await accountNumbers(
-        sql<{ account_number: string }>`select account_number from card
-          where card_number_hmac = ${secrets.lookupHash('pan', cardNumber)}
-            and status = ${CARD_STATUS_ACTIVE} and expiration_date >= current_date
-          order by account_number limit 1`.execute(db),
-      );
-      return account;
-    },
+/**
+ * The lookups, each a query of one lookup table. Those that match a protected value take the secrets
+ * that key its HMAC.
+ */
+export const lookups = {
+  /** The account of an active, unexpired card with this number (the lowest, should several match). */
+  async activeCard(db: Db, secrets: Secrets, cardNumber: string): Promise<string | undefined> {
+    const [account] = await accountNumbers(
+      sql<{ account_number: string }>`select account_number from card
+        where card_number_hmac = ${secrets.lookupHash('pan', cardNumber)}
+          and status = ${CARD_STATUS_ACTIVE} and expiration_date >= current_date
+        order by account_number limit 1`.execute(db),
+    );
+    return account;
+  },
 
-    anyCard(cardNumber: string): Promise<string[]> {
-      return accountNumbers(
-        sql<{ account_number: string }>`select distinct account_number from card
-          where card_number_hmac = ${secrets.lookupHash('pan', cardNumber)}
-          order by account_number`.execute(db),
-      );
-    },
+  /** Distinct accounts with a card of this number, active or not, ascending. */
+  anyCard(db: Db, secrets: Secrets, cardNumber: string): Promise<string[]> {
+    return accountNumbers(
+      sql<{ account_number: string }>`select distinct account_number from card
+        where card_number_hmac = ${secrets.lookupHash('pan', cardNumber)}
+        order by account_number`.execute(db),
+    );
+  },
 
-    async homeBankingUser(userName: string): Promise<string | undefined> {
-      const [account] = await accountNumbers(
-        sql<{ account_number: string }>`select account_number from home_banking_user
-          where lower(user_name) = lower(${userName}) limit 1`.execute(db),
-      );
-      return account;
-    },
+  /** The account of a home-banking user name, case-insensitive. */
+  async homeBankingUser(db: Db, userName: string): Promise<string | undefined> {
+    const [account] = await accountNumbers(
+      sql<{ account_number: string }>`select account_number from home_banking_user
+        where lower(user_name) = lower(${userName}) limit 1`.execute(db),
+    );
+    return account;
+  },
 
-    async micr(micrNumber: string, draft: string): Promise<ShareMatch | undefined> {
-      const result = await sql<ShareMatch>`select account_number as "accountNumber", share_id as "shareId" from micr
-        where micr_number_hmac = ${secrets.lookupHash('micr', micrNumber)} and draft = ${draft}
-        order by account_number limit 1`.execute(db);
-      return result.rows[0];
-    },
+  /** The account and share of a MICR number and draft. */
+  async micr(db: Db, secrets: Secrets, micrNumber: string, draft: string): Promise<ShareMatch | undefined> {
+    const result = await sql<ShareMatch>`select account_number as "accountNumber", share_id as "shareId" from micr
+      where micr_number_hmac = ${secrets.lookupHash('micr', micrNumber)} and draft = ${draft}
+      order by account_number limit 1`.execute(db);
+    return result.rows[0];
+  },
 
-    /** The account of a MICR number (any draft): the MICRCredentials lookup. */
-    async micrAccount(micrNumber: string): Promise<string | undefined> {
-      const [account] = await accountNumbers(
-        sql<{ account_number: string }>`select account_number from micr
-          where micr_number_hmac = ${secrets.lookupHash('micr', micrNumber)} order by account_number limit 1`.execute(db),
-      );
-      return account;
-    },
+  /** The account of a MICR number (any draft): the MICRCredentials lookup. */
+  async micrAccount(db: Db, secrets: Secrets, micrNumber: string): Promise<string | undefined> {
+    const [account] = await accountNumbers(
+      sql<{ account_number: string }>`select account_number from micr
+        where micr_number_hmac = ${secrets.lookupHash('micr', micrNumber)} order by account_number limit 1`.execute(db),
+    );
+    return account;
+  },
 
-    async lookup(lookupType: number, lookupNumber: string): Promise<ShareMatch | undefined> {
-      const result = await sql<ShareMatch>`select account_number as "accountNumber", share_id as "shareId" from lookup
-        where lookup_type = ${lookupType} and lookup_number = ${lookupNumber}
-        order by account_number, locator limit 1`.execute(db);
-      return result.rows[0];
-    },
+  /** The account (and share, if the lookup names one) of a lookup type and number. */
+  async lookup(db: Db, lookupType: number, lookupNumber: string): Promise<ShareMatch | undefined> {
+    const result = await sql<ShareMatch>`select account_number as "accountNumber", share_id as "shareId" from lookup
+      where lookup_type = ${lookupType} and lookup_number = ${lookupNumber}
+      order by account_number, locator limit 1`.execute(db);
+    return result.rows[0];
+  },
 
-    /** Distinct accounts with a name record (account- or share-level) carrying the SSN, ascending. */
-    bySsn(ssn: string, limit: number): Promise<string[]> {
-      return accountNumbers(
-        sql<{ account_number: string }>`select distinct account_number from share_name
-          where ssn_hmac = ${secrets.lookupHash('ssn', ssn)} order by account_number limit ${limit}`.execute(db),
-      );
-    },
+  /** Distinct accounts with a name record (account- or share-level) carrying the SSN, ascending. */
+  bySsn(db: Db, secrets: Secrets, ssn: string, limit: number): Promise<string[]> {
+    return accountNumbers(
+      sql<{ account_number: string }>`select distinct account_number from share_name
+        where ssn_hmac = ${secrets.lookupHash('ssn', ssn)} order by account_number limit ${limit}`.execute(db),
+    );
+  },
 
-    /** Distinct accounts with a name record of that short name, case-insensitive, ascending. */
-    byShortName(shortName: string, limit: number): Promise<string[]> {
-      return accountNumbers(
-        sql<{ account_number: string }>`select distinct account_number from share_name
-          where upper(short_name) = upper(${shortName}) order by account_number limit ${limit}`.execute(db),
-      );
-    },
-  };
-}
-
+  /** Distinct accounts with a name record of that short name, case-insensitive, ascending. */
+  byShortName(db: Db, shortName: string, limit: number): Promise<string[]> {
+    return accountNumbers(
+      sql<{ account_number: string }>`select distinct account_number from share_name
+        where upper(short_name) = upper(${shortName}) order by account_number limit ${limit}`.execute(db),
+    );
+  },
+};

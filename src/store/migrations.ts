@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { recordDef } from '../catalog/index.js';
 import { recordIndexDdl, schemaDdl } from './schema.js';
+import { fixedTables } from './tables.js';
 
 export interface Migration {
   readonly id: string;
@@ -19,7 +20,10 @@ export interface Migration {
  */
 export const MIGRATIONS: readonly Migration[] = [
   { id: '0001_catalog', statements: schemaDdl },
-  { id: '0002_covering_name_indexes', statements: () => rebuildIndexes('ShareName', ['share_name_ssn_idx', 'share_name_short_name_idx']) },
+  {
+    id: '0002_covering_name_indexes',
+    statements: () => rebuildIndexes('ShareName', ['share_name_ssn_idx', 'share_name_short_name_idx']),
+  },
   {
     id: '0003_session_token_lockout_backoff',
     statements: () => [
@@ -67,12 +71,18 @@ export async function migrate(db: Kysely<unknown>): Promise<string[]> {
     const statements = migration.statements();
     const done = await db.transaction().execute(async (trx) => {
       await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK})`.execute(trx);
-      const existing = await sql<{ checksum: string }>`
-        select checksum from coregate_migration where id = ${migration.id}`.execute(trx);
-      if (existing.rows.length > 0) return false;
+      const migrations = fixedTables(trx);
+      const existing = await migrations
+        .selectFrom('coregate_migration')
+        .select('checksum')
+        .where('id', '=', migration.id)
+        .executeTakeFirst();
+      if (existing) return false;
       for (const statement of statements) await sql.raw(statement).execute(trx);
-      await sql`insert into coregate_migration (id, checksum)
-        values (${migration.id}, ${checksum(statements)})`.execute(trx);
+      await migrations
+        .insertInto('coregate_migration')
+        .values({ id: migration.id, checksum: checksum(statements) })
+        .execute();
       return true;
     });
     if (done) applied.push(migration.id);

@@ -1,6 +1,8 @@
 /**
- * Generic reading and writing of catalog records. Rows are keyed by column; wire records by field name.
- * Protected fields (PAN, SSN, MICR) are turned into their HMAC and ciphertext columns here and nowhere else.
+ * Catalog records as table rows: writing them, and the SQL pieces every query of a record table shares
+ * (the select list under wire names, the WHERE of a key). Rows are keyed by column; wire records by field
+ * name. Protected fields (PAN, SSN, MICR) are turned into their HMAC and ciphertext columns here and
+ * nowhere else. Reading records by key is `recordTree` (record-tree.ts).
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { FieldDef, RecordDef } from '../catalog/index.js';
@@ -83,16 +85,19 @@ export function wireSelection(fields: readonly FieldDef[]): RawBuilder<unknown> 
 }
 
 /**
- * One record by its key columns, with the given fields under their wire names; undefined when none matches.
+ * The WHERE condition of a key: `column = value` for each key column (values bound, names written into the
+ * text), qualified by a table alias if given, joined with `and` to any further conditions; `true` when
+ * there are none. Every query that finds records by key builds its WHERE here.
+ * @example whereKey({ collateral_number: '7000000001', locator: 2 }, { alias: 'p' }) // p."collateral_number" = $1 and p."locator" = $2
  */
-export async function findRecord(
-  db: Db,
-  record: RecordDef,
+export function whereKey(
   key: Row,
-  fields: readonly FieldDef[],
-): Promise<WireRecord | undefined> {
-  const conditions = Object.entries(key).map(([column, value]) => sql`${sql.ref(column)} = ${value}`);
-  const result = await sql<WireRecord>`select ${wireSelection(fields)} from ${sql.table(record.table)}
-    where ${sql.join(conditions, sql` and `)}`.execute(db);
-  return result.rows[0];
+  options: { alias?: string; and?: readonly RawBuilder<unknown>[] } = {},
+): RawBuilder<unknown> {
+  const prefix = options.alias === undefined ? '' : `${options.alias}.`;
+  const conditions = [
+    ...Object.entries(key).map(([column, value]) => sql`${sql.raw(`${prefix}${quoted(column)}`)} = ${value}`),
+    ...(options.and ?? []),
+  ];
+  return conditions.length > 0 ? sql.join(conditions, sql` and `) : sql`true`;
 }

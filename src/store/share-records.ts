@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import { recordDef, type RecordDef } from '../catalog/index.js';
 import type { Db } from './database.js';
-import { insertRows, insertStatement, type Row } from './records.js';
+import { insertRows, insertStatement, whereKey, type Row } from './records.js';
 
 /** Where a share record is: account, share and (for sub-records) locator. */
 export interface ShareRecordKey {
@@ -14,15 +14,13 @@ export interface ShareRecordKey {
   readonly locator: number | undefined;
 }
 
-function where(key: ShareRecordKey) {
-  return sql.join(
-    [
-      sql`account_number = ${key.accountNumber}`,
-      ...(key.shareId === undefined ? [] : [sql`share_id = ${key.shareId}`]),
-      ...(key.locator === undefined ? [] : [sql`locator = ${key.locator}`]),
-    ],
-    sql` and `,
-  );
+/** The key columns a share record key names (a locator is unique within the account; a ShareId given must match too). */
+function keyColumns(key: ShareRecordKey): Row {
+  return {
+    account_number: key.accountNumber,
+    ...(key.shareId === undefined ? {} : { share_id: key.shareId }),
+    ...(key.locator === undefined ? {} : { locator: key.locator }),
+  };
 }
 
 /** The UPDATE of one record's columns from their JSON form. */
@@ -30,13 +28,16 @@ function updateStatement(record: RecordDef, key: ShareRecordKey, columns: Row) {
   const list = sql.join(Object.keys(columns).map((c) => sql.id(c)));
   return sql`update ${sql.table(record.table)} set (${list}) = (
       select ${list} from json_populate_record(null::${sql.table(record.table)}, ${JSON.stringify(columns)}::json))
-    where ${where(key)}`;
+    where ${whereKey(keyColumns(key))}`;
 }
 
 export const shareRecords = {
   /** The record's row (all columns), locked until the transaction ends; undefined if there is none. */
   async lock(trx: Db, record: RecordDef, key: ShareRecordKey): Promise<Row | undefined> {
-    const result = await sql<Row>`select * from ${sql.table(record.table)} where ${where(key)} for update`.execute(trx);
+    const result =
+      await sql<Row>`select * from ${sql.table(record.table)} where ${whereKey(keyColumns(key))} for update`.execute(
+        trx,
+      );
     return result.rows[0];
   },
 
@@ -53,6 +54,8 @@ export const shareRecords = {
       if (names.length > 0) await updateStatement(record, key, columns).execute(trx);
       return insertRows(trx, historyRecord, history);
     }
-    await sql`with changed as (${updateStatement(record, key, columns)}) ${insertStatement(historyRecord, history)}`.execute(trx);
+    await sql`with changed as (${updateStatement(record, key, columns)}) ${insertStatement(historyRecord, history)}`.execute(
+      trx,
+    );
   },
 };

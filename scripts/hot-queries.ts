@@ -1,0 +1,138 @@
+/**
+ * The hot queries whose SQL is committed in src/store/queries.sql: each FindBy lookup, the corporate
+ * transfer read, the share updates, the collateral tree read, a later page of a paged child list, a
+ * search, and the fixed-table queries of every call (bearer token, credentials, idempotency, audit).
+ * Each runs the real operation (or store function) on a capturing database (src/store/query-snapshot.ts),
+ * answered with rows where the code needs some to go on, so the snapshot is what the service sends.
+ */
+import { loadConfig } from '../src/config.js';
+import { secretsFromMaster } from '../src/crypto/secrets.js';
+import { OPERATIONS } from '../src/operations/index.js';
+import type { OperationContext } from '../src/operations/types.js';
+import { lockouts, sessions, tokens } from '../src/store/access.js';
+import { auditEvents } from '../src/store/audit.js';
+import type { Db } from '../src/store/database.js';
+import { idempotencyKeys } from '../src/store/idempotency.js';
+import { lookups } from '../src/store/lookups.js';
+import { capturingDatabase, type HotQuery } from '../src/store/query-snapshot.js';
+import type { Row } from '../src/store/records.js';
+
+const secrets = secretsFromMaster(Buffer.alloc(32, 7));
+const config = loadConfig({});
+const adminCredentials = { AdministrativeCredentials: { Password: 'not checked here' } };
+
+/**
+ * Runs an operation's handler on `db` as the administrator (the route's checks are not part of its SQL).
+ * The share updates run on the 2022.01 family (their bodies name `<Record>UpdatableFields`); every other
+ * hot operation has one family.
+ */
+function call(db: Db, name: string, body: Record<string, unknown>): Promise<unknown> {
+  const operation = OPERATIONS.find((op) => op.name === name && (op.family === 'P2' || !name.startsWith('update')));
+  if (!operation) throw new Error(`no operation ${name}`);
+  const context: OperationContext = {
+    db,
+    secrets,
+    config,
+    caller: { tokenName: 'snapshot', userNumber: 0, kinds: ['AdministrativeCredentials'] },
+  };
+  return operation.handle(context, { Credentials: adminCredentials, ...body });
+}
+
+/** An operation's request as a hot query. */
+const request = (name: string, body: Record<string, unknown>, answers?: readonly (readonly Row[])[]): HotQuery => ({
+  name,
+  run: (db) => call(db, name, body),
+  answers,
+});
+
+const COLLATERAL = '7000000001';
+/** Rows of a list read: their positions (the reader's bookkeeping column). */
+const positions = (...list: number[]): Row[] => list.map((position) => ({ __position: position }));
+
+/** The Token of the first page of getCollateralDocumentPagedList (two records and more): the SQL of a later page needs one. */
+async function secondPageToken(): Promise<string> {
+  const { db } = capturingDatabase([positions(1, 2, 3), []]);
+  const page = (await call(db, 'getCollateralDocumentPagedList', {
+    CollateralNumber: COLLATERAL,
+    PagingRequestContext: { NumberOfRecordsToReturn: 2 },
+  })) as { Token: string };
+  return page.Token;
+}
+
+export const HOT_QUERIES: readonly HotQuery[] = [
+  request('findByActiveCard', { CardNumber: '4000000000000002' }),
+  request('findByAnyCard', { CardNumber: '4000000000000002' }),
+  request('findByHomeUser', { HomeBankingUserName: 'jsmith42' }),
+  request('findByMICR', { MICR: '123456789012', Draft: '1' }),
+  request('findByLookup', { LookupType: 5, LookupNumber: 'EMP-100' }),
+  request('findBySSN', { SSN: '123-45-6789' }),
+  request('findByShortName', { ShortName: 'SMITH J' }),
+  { name: 'MICRCredentials: lookups.micrAccount', run: (db) => lookups.micrAccount(db, secrets, '123456789012') },
+  request(
+    'getCorpTransferSelectFields',
+    { CorpTransferGlobalSequenceDate: '2024-01-31', CorpTransferGlobalSequence: 7 },
+    [[{}]],
+  ),
+  request(
+    'updateShareByID',
+    {
+      AccountNumber: '0000000001',
+      ShareId: '0000',
+      ShareUpdatableFields: { Description: 'HOLIDAY SAVINGS', DivRate: 1.25 },
+    },
+    [[{ account_number: '0000000001', share_id: '0000', description: 'SAVINGS', div_rate: 0.5 }]],
+  ),
+  request(
+    'updateShareHoldByID',
+    { AccountNumber: '0000000001', ShareHoldLocator: 3, ShareHoldUpdatableFields: { Reference1: 'CHECK 1041' } },
+    [[{ account_number: '0000000001', share_id: '0000', locator: 3, reference1: null }]],
+  ),
+  request('getCollateralSelectFields', { CollateralNumber: COLLATERAL }, [[{}]]),
+  {
+    name: 'getCollateralDocumentPagedList (a later page)',
+    run: async (db) =>
+      call(db, 'getCollateralDocumentPagedList', {
+        CollateralNumber: COLLATERAL,
+        PagingRequestContext: { NumberOfRecordsToReturn: 2, Token: await secondPageToken() },
+      }),
+    answers: [positions(3, 4), []],
+  },
+  request(
+    'searchCollateralCollHoldSelectFields',
+    {
+      CollateralNumber: COLLATERAL,
+      SelectableFields: { CollateralCollHoldFields: { Amount: true, EffectiveDate: true, AccountNumber: true } },
+      SearchFilter: { Query: "Amount > 100 AND EffectiveDate >= {date:'2024-01-01'}" },
+    },
+    [positions(2)],
+  ),
+  { name: 'bearer token: tokens.findActive', run: (db) => tokens.findActive(db, 'cg_snapshot') },
+  { name: 'TokenCredentials: sessions.findLive', run: (db) => sessions.findLive(db, 'token-id', 'snapshot', 900) },
+  { name: 'password lockout: lockouts.state', run: (db) => lockouts.state(db, 'user:7') },
+  {
+    name: 'password failure: lockouts.fail',
+    run: (db) => lockouts.fail(db, 'user:7', { threshold: 5, lockSeconds: 900 }),
+  },
+  {
+    name: 'Idempotency-Key: idempotencyKeys.reserve (a retry)',
+    run: (db) => idempotencyKeys.reserve(db, 'snapshot', 'key-1', 'a'.repeat(64)),
+    answers: [[], [], [{ request_hash: 'a'.repeat(64), status: 200, response: {} }]],
+  },
+  {
+    name: 'audit trail: auditEvents.insert',
+    run: (db) =>
+      auditEvents.insert(db, [
+        {
+          requestId: 'req-1',
+          tokenName: 'snapshot',
+          userNumber: 0,
+          memberAccount: null,
+          operation: 'findBySSN',
+          accountNumbers: [],
+          collateralNumber: null,
+          status: 200,
+          code: null,
+        },
+      ]),
+  },
+];

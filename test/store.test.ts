@@ -1,0 +1,572 @@
+/**
+ * The store on its own, on each database: the record reader (one record with its nested child lists, field
+ * selection, EntryId filters, list maximum, lists and pages), the share records of the update path, every
+ * FindBy lookup, and the fixed tables (their declared rows match the DDL). The committed snapshot of the hot
+ * queries matches what the code sends.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { fieldOf, recordDef, type RecordDef } from '../src/catalog/index.js';
+import { secretsFromMaster } from '../src/crypto/secrets.js';
+import { memberSecrets, settings } from '../src/store/access.js';
+import { dropSchema, openDatabase, type Database, type Db } from '../src/store/database.js';
+import { idempotencyKeys } from '../src/store/idempotency.js';
+import { lookups } from '../src/store/lookups.js';
+import { migrate } from '../src/store/migrations.js';
+import { QUERY_SNAPSHOT_FILE, renderQuerySnapshot } from '../src/store/query-snapshot.js';
+import { recordTree, type ReadPlan } from '../src/store/record-tree.js';
+import { toRow, type Row, type WireRecord } from '../src/store/records.js';
+import { shareRecords } from '../src/store/share-records.js';
+import type { FixedTables } from '../src/store/tables.js';
+import { HOT_QUERIES } from '../scripts/hot-queries.js';
+import { account, insert } from './support/fixtures.js';
+import { BACKENDS } from './support/harness.js';
+
+const secrets = secretsFromMaster(randomBytes(32));
+const COLLATERAL = '7000000001';
+const EMPTY_COLLATERAL = '7000000002';
+const LIST_MAXIMUM = 1000;
+
+/** A plan of the named fields (all readable fields when `names` is 'all') and the given child lists. */
+function plan(recordName: string, names: readonly string[] | 'all', children: ReadPlan['children'] = []): ReadPlan {
+  const record = recordDef(recordName);
+  const fields =
+    names === 'all' ? record.fields.filter((f) => !f.protection) : names.map((name) => fieldOf(record, name)!);
+  return { record, fields, children };
+}
+
+const child = (list: string, childPlan: ReadPlan) => ({ list, plan: childPlan });
+
+async function loadRecords(db: Db): Promise<void> {
+  const keys = (extra: Row = {}) => ({ collateral_number: COLLATERAL, ...extra });
+  await insert(db, secrets, 'Collateral', [
+    { keys: keys(), Number: COLLATERAL, Description: 'TEST VEHICLE', Value: 25000, Type: 1, CreateDate: '2022-05-01' },
+    { keys: { collateral_number: EMPTY_COLLATERAL }, Number: EMPTY_COLLATERAL, Description: 'NOTHING ATTACHED' },
+  ]);
+  await insert(
+    db,
+    secrets,
+    'CollateralCollHold',
+    [50, 150, 250].map((amount, i) => ({
+      keys: keys(),
+      Locator: i + 1,
+      Amount: amount,
+      EffectiveDate: '2024-01-0' + (i + 1),
+    })),
+  );
+  await insert(
+    db,
+    secrets,
+    'CollateralDocument',
+    [1, 2, 3].map((n) => ({ keys: keys(), Locator: n, Description: `DOCUMENT ${n}`, Type: n })),
+  );
+  // Inserted out of order: lists come back in position order.
+  await insert(
+    db,
+    secrets,
+    'CollateralDocumentTracking',
+    [3, 1, 2].flatMap((document) =>
+      [2, 1].map((n) => ({ keys: keys({ document_locator: document }), Locator: n, UserChar1: `D${document}T${n}` })),
+    ),
+  );
+  await insert(
+    db,
+    secrets,
+    'CollateralFmHistory',
+    [1, 2].map((n) => ({ keys: keys(), SequenceNumber: n, FieldName: 'Description', RecordName: 'Collateral' })),
+  );
+  await insert(db, secrets, 'CollateralTracking', [{ keys: keys(), Locator: 1, UserChar1: 'T1' }]);
+  await insert(db, secrets, 'CorpTransfer', [
+    {
+      GlobalSequenceDate: '2024-01-31',
+      GlobalSequence: 7,
+      Amount: 125.5,
+      Memo: [
+        { EntryId: 1, Memo: 'FIRST' },
+        { EntryId: 2, Memo: 'SECOND' },
+      ],
+    },
+  ]);
+}
+
+async function loadShares(db: Db): Promise<void> {
+  await insert(db, secrets, 'Share', [
+    { keys: { account_number: account(1) }, Id: '0000', Description: 'SAVINGS', DivRate: 0.5 },
+    { keys: { account_number: account(1) }, Id: '0001', Description: 'CHECKING' },
+  ]);
+  await insert(db, secrets, 'ShareHold', [
+    { keys: { account_number: account(1), share_id: '0001' }, Locator: 3, Reference1: 'CHECK 1040' },
+  ]);
+}
+
+async function loadLookups(db: Db): Promise<void> {
+  const keys = (n: number) => ({ account_number: account(n) });
+  await insert(db, secrets, 'Card', [
+    { keys: keys(21), Locator: 1, CardNumber: '4000000000000002', Status: 0, ExpirationDate: '2099-12-31' },
+    { keys: keys(22), Locator: 1, CardNumber: '4000000000000010', Status: 1, ExpirationDate: '2099-12-31' },
+    { keys: keys(23), Locator: 1, CardNumber: '4000000000000028', Status: 0, ExpirationDate: '2020-01-31' },
+  ]);
+  await insert(db, secrets, 'HomeBankingUser', [{ keys: keys(24), Locator: 1, UserName: 'JSmith42', Status: 0 }]);
+  await insert(db, secrets, 'Micr', [
+    { keys: keys(25), Locator: 1, MicrNumber: '123456789012', Draft: '1', ShareId: '0010' },
+    { keys: keys(25), Locator: 2, MicrNumber: '123456789012', Draft: '2', ShareId: '0011' },
+  ]);
+  await insert(db, secrets, 'Lookup', [
+    { keys: keys(26), Locator: 1, LookupType: 5, LookupNumber: 'EMP-100', ShareId: '0001' },
+    { keys: keys(27), Locator: 1, LookupType: 5, LookupNumber: 'EMP-200', ShareId: null },
+  ]);
+  await insert(db, secrets, 'ShareName', [
+    { keys: { ...keys(30), share_id: null }, Locator: 1, Ssn: '123456789', ShortName: 'SMITH J' },
+    { keys: { ...keys(29), share_id: '0000' }, Locator: 1, Ssn: '123456789', ShortName: 'smith j' },
+    { keys: { ...keys(29), share_id: '0001' }, Locator: 2, Ssn: '123456789', ShortName: 'SMITH J' },
+    { keys: { ...keys(28), share_id: null }, Locator: 1, Ssn: '987654321', ShortName: 'DOE A' },
+  ]);
+}
+
+describe('the query snapshot', () => {
+  test('the committed snapshot of the hot queries matches the SQL the code sends (run npm run queries:snapshot after a query change)', async () => {
+    assert.equal(readFileSync(QUERY_SNAPSHOT_FILE, 'utf8'), await renderQuerySnapshot(HOT_QUERIES));
+  });
+});
+
+for (const backend of BACKENDS) {
+  describe(`the store on ${backend.name}`, () => {
+    let database: Database;
+    let db: Db;
+    const schema = backend.url ? `test_${randomBytes(6).toString('hex')}` : undefined;
+    before(async () => {
+      database = await openDatabase({ url: backend.url, schema });
+      db = database.db;
+      await migrate(db);
+      await loadRecords(db);
+      await loadShares(db);
+      await loadLookups(db);
+    });
+    after(async () => {
+      await database.close();
+      if (backend.url && schema) await dropSchema(backend.url, schema);
+    });
+
+    describe('the record reader', () => {
+      const tree = () =>
+        plan(
+          'Collateral',
+          ['Number', 'Description'],
+          [
+            child('CollateralCollHoldList', plan('CollateralCollHold', ['Locator', 'Amount'])),
+            child(
+              'CollateralDocumentList',
+              plan(
+                'CollateralDocument',
+                ['Locator'],
+                [child('CollateralDocumentTrackingList', plan('CollateralDocumentTracking', ['Locator', 'UserChar1']))],
+              ),
+            ),
+            child('CollateralFmHistoryList', plan('CollateralFmHistory', ['SequenceNumber'])),
+            child('CollateralTrackingList', plan('CollateralTracking', ['UserChar1'])),
+          ],
+        );
+
+      test('reads a collateral with each of its child lists, in position order, and document tracking nested in each document', async () => {
+        const tracking = (document: number) => ({
+          hasReachedMaximumListSize: false,
+          CollateralDocumentTracking: [1, 2].map((n) => ({ Locator: n, UserChar1: `D${document}T${n}` })),
+        });
+        assert.deepEqual(await recordTree.read(db, tree(), { collateral_number: COLLATERAL }, LIST_MAXIMUM), {
+          Number: COLLATERAL,
+          Description: 'TEST VEHICLE',
+          CollateralCollHoldList: {
+            hasReachedMaximumListSize: false,
+            CollateralCollHold: [50, 150, 250].map((amount, i) => ({ Locator: i + 1, Amount: amount })),
+          },
+          CollateralDocumentList: {
+            hasReachedMaximumListSize: false,
+            CollateralDocument: [1, 2, 3].map((n) => ({ Locator: n, CollateralDocumentTrackingList: tracking(n) })),
+          },
+          CollateralFmHistoryList: {
+            hasReachedMaximumListSize: false,
+            CollateralFmHistory: [{ SequenceNumber: 1 }, { SequenceNumber: 2 }],
+          },
+          CollateralTrackingList: { hasReachedMaximumListSize: false, CollateralTracking: [{ UserChar1: 'T1' }] },
+        });
+      });
+
+      test('a record without children has each of its child lists empty', async () => {
+        const found = await recordTree.read(db, tree(), { collateral_number: EMPTY_COLLATERAL }, LIST_MAXIMUM);
+        assert.deepEqual(found?.CollateralCollHoldList, { hasReachedMaximumListSize: false, CollateralCollHold: [] });
+        assert.deepEqual(found?.CollateralDocumentList, { hasReachedMaximumListSize: false, CollateralDocument: [] });
+      });
+
+      test('returns only the selected fields, typed as the catalog says, and only the child lists planned', async () => {
+        const selected = plan(
+          'Collateral',
+          ['Value', 'CreateDate'],
+          [child('CollateralTrackingList', plan('CollateralTracking', []))],
+        );
+        assert.deepEqual(await recordTree.read(db, selected, { collateral_number: COLLATERAL }, LIST_MAXIMUM), {
+          Value: 25000,
+          CreateDate: '2022-05-01',
+          CollateralTrackingList: { hasReachedMaximumListSize: false, CollateralTracking: [{}] },
+        });
+      });
+
+      test('a child list stops at the list maximum and sets hasReachedMaximumListSize', async () => {
+        const found = await recordTree.read(db, tree(), { collateral_number: COLLATERAL }, 2);
+        assert.deepEqual(found?.CollateralCollHoldList, {
+          hasReachedMaximumListSize: true,
+          CollateralCollHold: [
+            { Locator: 1, Amount: 50 },
+            { Locator: 2, Amount: 150 },
+          ],
+        });
+        assert.equal(
+          (found?.CollateralFmHistoryList as { hasReachedMaximumListSize: boolean }).hasReachedMaximumListSize,
+          false,
+        );
+      });
+
+      test("a child list's filter leaves out the records it does not match", async () => {
+        const filtered = plan(
+          'Collateral',
+          [],
+          [
+            child('CollateralCollHoldList', {
+              ...plan('CollateralCollHold', ['Locator']),
+              filter: sql`"amount" > 100`,
+            }),
+          ],
+        );
+        const found = await recordTree.read(db, filtered, { collateral_number: COLLATERAL }, LIST_MAXIMUM);
+        assert.deepEqual(found?.CollateralCollHoldList, {
+          hasReachedMaximumListSize: false,
+          CollateralCollHold: [{ Locator: 2 }, { Locator: 3 }],
+        });
+      });
+
+      test('reads a record by a composite key, with EntryId filters applied to a repeating field', async () => {
+        const corpTransfer = {
+          ...plan('CorpTransfer', ['GlobalSequence', 'Amount', 'Memo']),
+          entryFilters: new Map([['Memo', new Set([2])]]),
+        };
+        assert.deepEqual(
+          await recordTree.read(db, corpTransfer, { global_sequence_date: '2024-01-31', global_sequence: 7 }),
+          {
+            GlobalSequence: 7,
+            Amount: 125.5,
+            Memo: [{ EntryId: 2, Memo: 'SECOND' }],
+          },
+        );
+      });
+
+      test('an unknown key reads nothing, and exists says whether a key names a record', async () => {
+        assert.equal(await recordTree.read(db, tree(), { collateral_number: '7999999999' }, LIST_MAXIMUM), undefined);
+        const document = recordDef('CollateralDocument');
+        assert.equal(await recordTree.exists(db, document, { collateral_number: COLLATERAL, locator: 3 }), true);
+        assert.equal(await recordTree.exists(db, document, { collateral_number: COLLATERAL, locator: 4 }), false);
+      });
+
+      test('child lists cannot be read without the list maximum', async () => {
+        await assert.rejects(recordTree.read(db, tree(), { collateral_number: COLLATERAL }), /needs the list maximum/);
+      });
+
+      test('lists a page of children in position order, each with its own child lists, and says where the next page starts', async () => {
+        const documents = plan(
+          'CollateralDocument',
+          ['Description'],
+          [child('CollateralDocumentTrackingList', plan('CollateralDocumentTracking', ['Locator']))],
+        );
+        const parent = { collateral_number: COLLATERAL };
+        const first = await recordTree.list(db, documents, parent, { limit: 2 }, LIST_MAXIMUM);
+        const trackingList = {
+          hasReachedMaximumListSize: false,
+          CollateralDocumentTracking: [{ Locator: 1 }, { Locator: 2 }],
+        };
+        assert.deepEqual(first, {
+          records: [1, 2].map((n) => ({ Description: `DOCUMENT ${n}`, CollateralDocumentTrackingList: trackingList })),
+          more: true,
+          lastPosition: 2,
+        });
+        const next = await recordTree.list(
+          db,
+          documents,
+          parent,
+          { limit: 2, after: first.lastPosition },
+          LIST_MAXIMUM,
+        );
+        assert.deepEqual(next, {
+          records: [{ Description: 'DOCUMENT 3', CollateralDocumentTrackingList: trackingList }],
+          more: false,
+          lastPosition: 3,
+        });
+      });
+
+      test('a list skips records with an offset and passes only those its filter matches', async () => {
+        const holds = { ...plan('CollateralCollHold', ['Locator']), filter: sql`"amount" > 100` };
+        const page = await recordTree.list(
+          db,
+          holds,
+          { collateral_number: COLLATERAL },
+          { limit: 10, offset: 1 },
+          LIST_MAXIMUM,
+        );
+        assert.deepEqual(page, { records: [{ Locator: 3 }], more: false, lastPosition: 3 });
+        const none = await recordTree.list(
+          db,
+          holds,
+          { collateral_number: EMPTY_COLLATERAL },
+          { limit: 10 },
+          LIST_MAXIMUM,
+        );
+        assert.deepEqual(none, { records: [], more: false, lastPosition: undefined });
+      });
+    });
+
+    describe('share records', () => {
+      const share = recordDef('Share');
+      const hold = recordDef('ShareHold');
+      const history = recordDef('AccountFmHistory');
+      const historyRow = (
+        record: RecordDef,
+        fieldName: string,
+        shareId: string,
+        locator: number | null,
+        change: WireRecord,
+      ) =>
+        toRow(
+          history,
+          {
+            AccountNumber: account(1),
+            RecordName: record.name,
+            FieldName: fieldName,
+            FmType: 1,
+            PostDate: '2024-02-01',
+            ...change,
+          },
+          { share_id: shareId, record_locator: locator },
+          secrets,
+        );
+      const historyOf = async (fieldName: string) =>
+        (
+          await sql<Row>`select share_id, record_locator, old_character, new_character from account_fm_history
+            where account_number = ${account(1)} and field_name = ${fieldName} order by sequence_number`.execute(db)
+        ).rows;
+
+      test('locks a share by account and share id, returning all its columns', async () => {
+        await db.transaction().execute(async (trx) => {
+          const row = await shareRecords.lock(trx, share, {
+            accountNumber: account(1),
+            shareId: '0000',
+            locator: undefined,
+          });
+          assert.equal(row?.description, 'SAVINGS');
+          assert.equal(row?.div_rate, 0.5);
+        });
+      });
+
+      test('locks a sub-record by account and locator; a ShareId given must match too', async () => {
+        await db.transaction().execute(async (trx) => {
+          const key = { accountNumber: account(1), shareId: undefined, locator: 3 };
+          assert.equal((await shareRecords.lock(trx, hold, key))?.reference1, 'CHECK 1040');
+          assert.equal((await shareRecords.lock(trx, hold, { ...key, shareId: '0001' }))?.share_id, '0001');
+          assert.equal(await shareRecords.lock(trx, hold, { ...key, shareId: '0000' }), undefined);
+          assert.equal(await shareRecords.lock(trx, hold, { ...key, locator: 4 }), undefined);
+        });
+      });
+
+      test('writes the changed columns of a share and appends its history in the same statement', async () => {
+        const key = { accountNumber: account(1), shareId: '0000', locator: undefined };
+        await db
+          .transaction()
+          .execute((trx) =>
+            shareRecords.write(trx, share, key, { description: 'HOLIDAY', div_rate: 1.25 }, [
+              historyRow(share, 'Description', '0000', null, { OldCharacter: 'SAVINGS', NewCharacter: 'HOLIDAY' }),
+            ]),
+          );
+        const stored = await recordTree.read(db, plan('Share', ['Description', 'DivRate']), {
+          account_number: account(1),
+          share_id: '0000',
+        });
+        assert.deepEqual(stored, { Description: 'HOLIDAY', DivRate: 1.25 });
+        assert.deepEqual(
+          await recordTree.read(db, plan('Share', ['Description']), { account_number: account(1), share_id: '0001' }),
+          {
+            Description: 'CHECKING',
+          },
+        );
+        assert.deepEqual(await historyOf('Description'), [
+          { share_id: '0000', record_locator: null, old_character: 'SAVINGS', new_character: 'HOLIDAY' },
+        ]);
+      });
+
+      test('writes a sub-record by its locator; columns alone, or history alone, are written too', async () => {
+        const key = { accountNumber: account(1), shareId: undefined, locator: 3 };
+        await db.transaction().execute((trx) => shareRecords.write(trx, hold, key, { reference1: 'CHECK 1041' }, []));
+        await db
+          .transaction()
+          .execute((trx) =>
+            shareRecords.write(trx, hold, key, {}, [
+              historyRow(hold, 'Reference1', '0001', 3, { OldCharacter: 'CHECK 1040', NewCharacter: 'CHECK 1041' }),
+            ]),
+          );
+        assert.deepEqual(
+          await recordTree.read(db, plan('ShareHold', ['Reference1']), { account_number: account(1), locator: 3 }),
+          {
+            Reference1: 'CHECK 1041',
+          },
+        );
+        assert.deepEqual(await historyOf('Reference1'), [
+          { share_id: '0001', record_locator: 3, old_character: 'CHECK 1040', new_character: 'CHECK 1041' },
+        ]);
+      });
+    });
+
+    describe('lookups', () => {
+      test('activeCard finds the account of an active, unexpired card only', async () => {
+        assert.equal(await lookups.activeCard(db, secrets, '4000000000000002'), account(21));
+        assert.equal(await lookups.activeCard(db, secrets, '4000000000000010'), undefined, 'inactive');
+        assert.equal(await lookups.activeCard(db, secrets, '4000000000000028'), undefined, 'expired');
+        assert.equal(await lookups.activeCard(db, secrets, '4111111111111111'), undefined, 'unknown');
+      });
+
+      test('anyCard finds the accounts of a card whatever its status or expiry', async () => {
+        assert.deepEqual(await lookups.anyCard(db, secrets, '4000000000000028'), [account(23)]);
+        assert.deepEqual(await lookups.anyCard(db, secrets, '4111111111111111'), []);
+      });
+
+      test('a card number is matched by its keyed HMAC: under another secret it finds nothing', async () => {
+        assert.equal(await lookups.activeCard(db, secretsFromMaster(randomBytes(32)), '4000000000000002'), undefined);
+      });
+
+      test('homeBankingUser matches the user name case-insensitively', async () => {
+        assert.equal(await lookups.homeBankingUser(db, 'jsmith42'), account(24));
+        assert.equal(await lookups.homeBankingUser(db, 'JSMITH42'), account(24));
+        assert.equal(await lookups.homeBankingUser(db, 'jsmith4'), undefined);
+      });
+
+      test('micr finds the account and share of a MICR number and draft; micrAccount the account of any draft', async () => {
+        assert.deepEqual(await lookups.micr(db, secrets, '123456789012', '2'), {
+          accountNumber: account(25),
+          shareId: '0011',
+        });
+        assert.equal(await lookups.micr(db, secrets, '123456789012', '3'), undefined);
+        assert.equal(await lookups.micrAccount(db, secrets, '123456789012'), account(25));
+        assert.equal(await lookups.micrAccount(db, secrets, '999999999999'), undefined);
+      });
+
+      test('lookup finds the account of a type and number, with its share when the lookup names one', async () => {
+        assert.deepEqual(await lookups.lookup(db, 5, 'EMP-100'), { accountNumber: account(26), shareId: '0001' });
+        assert.deepEqual(await lookups.lookup(db, 5, 'EMP-200'), { accountNumber: account(27), shareId: null });
+        assert.equal(await lookups.lookup(db, 6, 'EMP-100'), undefined, 'another type');
+      });
+
+      test('bySsn lists distinct accounts with an account- or share-level name carrying the SSN, ascending, up to the limit', async () => {
+        assert.deepEqual(await lookups.bySsn(db, secrets, '123456789', 10), [account(29), account(30)]);
+        assert.deepEqual(await lookups.bySsn(db, secrets, '123456789', 1), [account(29)]);
+        assert.deepEqual(await lookups.bySsn(db, secrets, '111223333', 10), []);
+      });
+
+      test('byShortName lists distinct accounts with a name of that short name, case-insensitive, ascending', async () => {
+        assert.deepEqual(await lookups.byShortName(db, 'Smith J', 10), [account(29), account(30)]);
+        assert.deepEqual(await lookups.byShortName(db, 'DOE', 10), []);
+      });
+    });
+
+    describe('the fixed tables', () => {
+      /** Every column of every fixed table, as `FixedTables` declares them: the compiler checks this list against the type. */
+      const DECLARED = {
+        coregate_setting: { key: true, value: true },
+        api_token: {
+          id: true,
+          name: true,
+          token_hash: true,
+          scopes: true,
+          created_at: true,
+          expires_at: true,
+          revoked_at: true,
+          last_used_at: true,
+        },
+        idempotency_key: {
+          token_name: true,
+          key: true,
+          request_hash: true,
+          status: true,
+          response: true,
+          created_at: true,
+        },
+        session: {
+          token_hash: true,
+          token_name: true,
+          user_number: true,
+          created_at: true,
+          last_used_at: true,
+          ended_at: true,
+        },
+        member_secret: { account_number: true, home_banking_password_hash: true, audio_access_code_hash: true },
+        credential_lockout: { subject: true, failures: true, locks: true, locked_until: true },
+        audit_event: {
+          id: true,
+          at: true,
+          request_id: true,
+          token_name: true,
+          user_number: true,
+          member_account: true,
+          operation: true,
+          account_numbers: true,
+          collateral_number: true,
+          status: true,
+          code: true,
+        },
+        app_user: { user_number: true, name: true, password_hash: true, created_at: true },
+        coregate_migration: { id: true, checksum: true, applied_at: true },
+      } satisfies { [Table in keyof FixedTables]: Record<keyof FixedTables[Table], true> };
+
+      test('FixedTables declares exactly the columns of the tables the migrations create', async () => {
+        const { rows } = await sql<{ table_name: string; column_name: string }>`
+          select table_name, column_name from information_schema.columns
+          where table_schema = current_schema() and table_name in (${sql.join(Object.keys(DECLARED))})
+          order by table_name, column_name`.execute(db);
+        const actual: Record<string, string[]> = {};
+        for (const row of rows) (actual[row.table_name] ??= []).push(row.column_name);
+        const declared = Object.fromEntries(
+          Object.entries(DECLARED).map(([table, columns]) => [table, Object.keys(columns).sort()]),
+        );
+        assert.deepEqual(
+          actual,
+          Object.fromEntries(
+            Object.keys(declared)
+              .sort()
+              .map((table) => [table, declared[table]]),
+          ),
+        );
+      });
+
+      test('a setting set twice keeps the second value (on conflict do update)', async () => {
+        await settings.set(db, 'store_test', 'one');
+        await settings.set(db, 'store_test', 'two');
+        assert.equal(await settings.get(db, 'store_test'), 'two');
+        assert.equal(await settings.get(db, 'store_test_unset'), undefined);
+      });
+
+      test('a member secret left out keeps its stored value', async () => {
+        await memberSecrets.set(db, account(40), { homeBankingPasswordHash: 'hb', audioAccessCodeHash: 'audio' });
+        await memberSecrets.set(db, account(40), { audioAccessCodeHash: 'audio-2' });
+        assert.deepEqual(await memberSecrets.find(db, account(40)), {
+          homeBankingPasswordHash: 'hb',
+          audioAccessCodeHash: 'audio-2',
+        });
+      });
+
+      test('an idempotency key is reserved once, then replayed with its response, or refused for another request', async () => {
+        const reserve = (hash: string) =>
+          db.transaction().execute((trx) => idempotencyKeys.reserve(trx, 'store-test', 'key-1', hash));
+        assert.deepEqual(await reserve('a'.repeat(64)), { kind: 'reserved' });
+        await idempotencyKeys.complete(db, 'store-test', 'key-1', 200, { ok: true });
+        assert.deepEqual(await reserve('a'.repeat(64)), { kind: 'replay', status: 200, response: { ok: true } });
+        assert.deepEqual(await reserve('b'.repeat(64)), { kind: 'conflict' });
+      });
+    });
+  });
+}
