@@ -138,7 +138,12 @@ export async function pagingScaleCheck(
   const scenario = { name: `${WALK_OPERATION} page`, parts: [{ operation: WALK_OPERATION, weight: 1 }] };
   const [baseline, subject] = await alternately(
     () => measureScenario(repeating(target, start), { ...scenario, name: `${scenario.name} 1` }, settings),
-    () => measureScenario(repeating(target, deepest.body), { ...scenario, name: `${scenario.name} ${deepest.page}` }, settings),
+    () =>
+      measureScenario(
+        repeating(target, deepest.body),
+        { ...scenario, name: `${scenario.name} ${deepest.page}` },
+        settings,
+      ),
   );
   const note =
     deepest.page < TARGET_PAGE

@@ -36,7 +36,9 @@ const event = (requestId: string, overrides: Partial<AuditEvent> = {}): AuditEve
 });
 
 async function auditCount(db: Db, where = sql`true`): Promise<number> {
-  const { rows } = await sql<{ count: number }>`select count(*)::int as count from audit_event where ${where}`.execute(db);
+  const { rows } = await sql<{ count: number }>`select count(*)::int as count from audit_event where ${where}`.execute(
+    db,
+  );
   return rows[0]!.count;
 }
 
@@ -70,15 +72,29 @@ for (const backend of BACKENDS) {
       assert.equal(response.statusCode, 404);
       await h.app.audit.flush();
       const requestId = String(response.headers['x-request-id']);
-      assert.equal(await auditCount(h.database.db, sql`request_id = ${requestId} and status = 404 and code = 'RECORD_NOT_FOUND'`), 1);
+      assert.equal(
+        await auditCount(h.database.db, sql`request_id = ${requestId} and status = 404 and code = 'RECORD_NOT_FOUND'`),
+        1,
+      );
     });
 
     test('events with text the database cannot store are written, made storable, with every other event of the batch', async () => {
       const log = new AuditLog(h.database.db, { flushMs: 10_000, bufferMax: 1000, onError: () => undefined });
       for (let i = 0; i < 30; i += 1) log.record(event(`batch-ok-${i}`));
-      log.record(event('batch-hostile', { accountNumbers: ['\u0000\ud800', 'x'.repeat(500)], collateralNumber: '\udc00', tokenName: 'a\u0000b' }));
+      log.record(
+        event('batch-hostile', {
+          accountNumbers: ['\u0000\ud800', 'x'.repeat(500)],
+          collateralNumber: '\udc00',
+          tokenName: 'a\u0000b',
+        }),
+      );
       // Cut to its column, a string of emoji would end in half a surrogate pair.
-      log.record(event('batch-cut-pair', { collateralNumber: '\u{1F600}'.repeat(10), memberAccount: 'x'.repeat(9) + '\u{1F600}' }));
+      log.record(
+        event('batch-cut-pair', {
+          collateralNumber: '\u{1F600}'.repeat(10),
+          memberAccount: 'x'.repeat(9) + '\u{1F600}',
+        }),
+      );
       await log.flush();
       assert.equal(await auditCount(h.database.db, sql`request_id like 'batch-ok-%'`), 30);
       assert.equal(await auditCount(h.database.db, sql`request_id = 'batch-hostile'`), 1);
@@ -86,12 +102,22 @@ for (const backend of BACKENDS) {
     });
 
     test('an event the database refuses costs no other event its row, and is named in the log', async () => {
-      await sql.raw(`create function refuse_audit() returns trigger language plpgsql as $$
-        begin if new.request_id = 'refused-event' then raise exception 'refused'; end if; return new; end $$`).execute(h.database.db);
-      await sql.raw(`create trigger refuse_audit before insert on audit_event for each row execute function refuse_audit()`).execute(h.database.db);
+      await sql
+        .raw(
+          `create function refuse_audit() returns trigger language plpgsql as $$
+        begin if new.request_id = 'refused-event' then raise exception 'refused'; end if; return new; end $$`,
+        )
+        .execute(h.database.db);
+      await sql
+        .raw(`create trigger refuse_audit before insert on audit_event for each row execute function refuse_audit()`)
+        .execute(h.database.db);
       const errors: string[] = [];
       try {
-        const log = new AuditLog(h.database.db, { flushMs: 10_000, bufferMax: 1000, onError: (_error, message) => errors.push(message) });
+        const log = new AuditLog(h.database.db, {
+          flushMs: 10_000,
+          bufferMax: 1000,
+          onError: (_error, message) => errors.push(message),
+        });
         for (let i = 0; i < 10; i += 1) log.record(event(`neighbour-${i}`));
         log.record(event('refused-event'));
         await log.flush();
@@ -113,35 +139,43 @@ for (const backend of BACKENDS) {
   });
 }
 
-describe('audit events while the database is away', { skip: postgresBinDir() === undefined && 'PostgreSQL server binaries are not installed' }, () => {
-  test('are kept in memory and written when it is back; past the buffer bound the oldest are dropped and counted', async () => {
-    const cluster = await createPgCluster();
-    const database = await openDatabase({ url: cluster.url, connectTimeoutMs: 1_000 });
-    try {
-      await migrate(database.db);
-      const messages: string[] = [];
-      const log = new AuditLog(database.db, { flushMs: 10, bufferMax: 120, onError: (_error, message) => messages.push(message) });
-      cluster.stop();
-      for (let i = 0; i < 100; i += 1) log.record(event(`away-${i}`));
-      await log.flush();
-      assert.ok(log.backlog >= 100, 'the events wait');
-      for (let i = 100; i < 150; i += 1) log.record(event(`away-${i}`));
-      assert.equal(log.backlog, 120, 'the buffer holds its bound');
-      cluster.start();
-      for (let waited = 0; log.backlog > 0 && waited < 30_000; waited += 100) await sleep(100);
-      await log.flush();
-      assert.equal(await auditCount(database.db, sql`request_id like 'away-%'`), 120);
-      // The newest are kept: the oldest thirty were dropped.
-      assert.equal(await auditCount(database.db, sql`request_id = 'away-149'`), 1);
-      assert.equal(await auditCount(database.db, sql`request_id = 'away-0'`), 0);
-      assert.ok(messages.some((message) => /until the database is back/.test(message)));
-      assert.ok(messages.some((message) => /30 audit events were dropped/.test(message)));
-    } finally {
-      await database.close();
-      cluster.remove();
-    }
-  });
-});
+describe(
+  'audit events while the database is away',
+  { skip: postgresBinDir() === undefined && 'PostgreSQL server binaries are not installed' },
+  () => {
+    test('are kept in memory and written when it is back; past the buffer bound the oldest are dropped and counted', async () => {
+      const cluster = await createPgCluster();
+      const database = await openDatabase({ url: cluster.url, connectTimeoutMs: 1_000 });
+      try {
+        await migrate(database.db);
+        const messages: string[] = [];
+        const log = new AuditLog(database.db, {
+          flushMs: 10,
+          bufferMax: 120,
+          onError: (_error, message) => messages.push(message),
+        });
+        cluster.stop();
+        for (let i = 0; i < 100; i += 1) log.record(event(`away-${i}`));
+        await log.flush();
+        assert.ok(log.backlog >= 100, 'the events wait');
+        for (let i = 100; i < 150; i += 1) log.record(event(`away-${i}`));
+        assert.equal(log.backlog, 120, 'the buffer holds its bound');
+        cluster.start();
+        for (let waited = 0; log.backlog > 0 && waited < 30_000; waited += 100) await sleep(100);
+        await log.flush();
+        assert.equal(await auditCount(database.db, sql`request_id like 'away-%'`), 120);
+        // The newest are kept: the oldest thirty were dropped.
+        assert.equal(await auditCount(database.db, sql`request_id = 'away-149'`), 1);
+        assert.equal(await auditCount(database.db, sql`request_id = 'away-0'`), 0);
+        assert.ok(messages.some((message) => /until the database is back/.test(message)));
+        assert.ok(messages.some((message) => /30 audit events were dropped/.test(message)));
+      } finally {
+        await database.close();
+        cluster.remove();
+      }
+    });
+  },
+);
 
 describe('a crash (kill -9) of coregate serve', () => {
   const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
@@ -150,7 +184,12 @@ describe('a crash (kill -9) of coregate serve', () => {
   const targets = [
     { name: 'pglite', databaseUrl: '' },
     ...(adminUrl
-      ? [{ name: 'postgres', databaseUrl: Object.assign(new URL(adminUrl), { pathname: `/coregate_audit_${process.pid}` }).href }]
+      ? [
+          {
+            name: 'postgres',
+            databaseUrl: Object.assign(new URL(adminUrl), { pathname: `/coregate_audit_${process.pid}` }).href,
+          },
+        ]
       : []),
   ];
   const admin = async (statement: string) => {
@@ -179,7 +218,13 @@ describe('a crash (kill -9) of coregate serve', () => {
         const token = cli('token', 'create', '--name', 'crash').split('\n')[0]!;
         const port = await freePort();
         const child = spawn(process.execPath, [...CLI, 'serve', '--no-demo'], {
-          env: { ...env, PORT: String(port), COREGATE_AUDIT_FLUSH_MS: String(FLUSH_MS), COREGATE_RATE_LIMIT: '100000', COREGATE_FINDBY_RATE_LIMIT: '100000' },
+          env: {
+            ...env,
+            PORT: String(port),
+            COREGATE_AUDIT_FLUSH_MS: String(FLUSH_MS),
+            COREGATE_RATE_LIMIT: '100000',
+            COREGATE_FINDBY_RATE_LIMIT: '100000',
+          },
           stdio: ['ignore', 'pipe', 'pipe'],
         });
         const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -197,7 +242,10 @@ describe('a crash (kill -9) of coregate serve', () => {
           const response = await fetch(`http://127.0.0.1:${port}${path}`, {
             method: 'POST',
             headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ Credentials: { AdministrativeCredentials: { Password: 'crash-admin-password' } }, ...body }),
+            body: JSON.stringify({
+              Credentials: { AdministrativeCredentials: { Password: 'crash-admin-password' } },
+              ...body,
+            }),
           });
           assert.equal(response.status, 200, await response.text());
         };
@@ -216,7 +264,9 @@ describe('a crash (kill -9) of coregate serve', () => {
         child.kill('SIGKILL');
         await exited;
 
-        const database = await openDatabase(target.databaseUrl ? { url: target.databaseUrl } : { dataDir: join(dataDir, 'pglite') });
+        const database = await openDatabase(
+          target.databaseUrl ? { url: target.databaseUrl } : { dataDir: join(dataDir, 'pglite') },
+        );
         try {
           const updates = await auditCount(database.db, sql`operation = 'P1:updateShareByID' and status = 200`);
           const reads = await auditCount(database.db, sql`operation = 'P1:findByShortName'`);

@@ -50,7 +50,8 @@ function uniqueTextFields(record: RecordDef): FieldDef[] {
     .map((index) => {
       const covers = (field: FieldDef) => index.on.some((entry) => new RegExp(`\\b${field.column}\\b`).test(entry));
       const field = record.fields.find((f) => covers(f) && f.kind === 'string' && !f.repeating && !f.protection);
-      if (!field) throw new Error(`no text field to keep ${index.name} unique in a generated batch: teach anyBatch this index`);
+      if (!field)
+        throw new Error(`no text field to keep ${index.name} unique in a generated batch: teach anyBatch this index`);
       return field;
     });
 }
@@ -87,7 +88,9 @@ function anyBatch(record: RecordDef): fc.Arbitrary<WireRecord[]> {
       .subarray(Object.keys(values).filter((name) => !keyFields.some((field) => field.name === name)))
       .map((kept) =>
         Object.fromEntries(
-          Object.entries(values).filter(([name]) => kept.includes(name) || keyFields.some((field) => field.name === name)),
+          Object.entries(values).filter(
+            ([name]) => kept.includes(name) || keyFields.some((field) => field.name === name),
+          ),
         ),
       ),
   );
@@ -104,7 +107,10 @@ function anyBatch(record: RecordDef): fc.Arbitrary<WireRecord[]> {
 /** Parent key values of a record type's table (a fixed parent is enough here). */
 function parentKeys(record: RecordDef): Row {
   return Object.fromEntries(
-    record.keyColumns.map((key) => [key.column, key.sqlType === 'integer' ? 1 : '1'.repeat(Number(/\d+/.exec(key.sqlType)?.[0] ?? 1))]),
+    record.keyColumns.map((key) => [
+      key.column,
+      key.sqlType === 'integer' ? 1 : '1'.repeat(Number(/\d+/.exec(key.sqlType)?.[0] ?? 1)),
+    ]),
   );
 }
 
@@ -146,9 +152,10 @@ for (const backend of backends) {
               ...(readable.length > 0 ? [wireSelection(readable)] : []),
               ...protectedSelection.map((column) => sql.ref(column)),
             ];
-            const { rows } = await sql<Row>`select ${sql.join(columns)} from ${sql.table(record.table)} order by ctid`.execute(
-              database.db,
-            );
+            const { rows } =
+              await sql<Row>`select ${sql.join(columns)} from ${sql.table(record.table)} order by ctid`.execute(
+                database.db,
+              );
             assert.equal(rows.length, batch.length);
             batch.forEach((values, index) => {
               const row = rows[index] as Row;
@@ -161,7 +168,10 @@ for (const backend of backends) {
                   assert.equal(row[cipher], null);
                   continue;
                 }
-                assert.deepEqual(Buffer.from(row[hmac] as Uint8Array), secrets.lookupHash(field.protection!, String(clear)));
+                assert.deepEqual(
+                  Buffer.from(row[hmac] as Uint8Array),
+                  secrets.lookupHash(field.protection!, String(clear)),
+                );
                 assert.equal(secrets.decrypt(row[cipher] as Uint8Array), String(clear));
               }
             });

@@ -15,10 +15,28 @@ const names = (recordName: string, family?: 'P1' | 'P2') =>
 describe('record catalog', () => {
   test('holds every record type of both spec documents', () => {
     const expected = [
-      'CorpTransfer', 'Share', 'ShareAnalysis', 'ShareAnalysisGroup', 'ShareAnalysisPlan', 'ShareCheckOrder',
-      'ShareHold', 'ShareNote', 'ShareTransfer', 'ShareName', 'ShareTracking', 'Card', 'HomeBankingUser', 'Micr',
-      'Lookup', 'Account', 'Collateral', 'CollateralCollHold', 'CollateralDocument', 'CollateralDocumentTracking',
-      'CollateralFmHistory', 'CollateralTracking',
+      'CorpTransfer',
+      'Share',
+      'ShareAnalysis',
+      'ShareAnalysisGroup',
+      'ShareAnalysisPlan',
+      'ShareCheckOrder',
+      'ShareHold',
+      'ShareNote',
+      'ShareTransfer',
+      'ShareName',
+      'ShareTracking',
+      'Card',
+      'HomeBankingUser',
+      'Micr',
+      'Lookup',
+      'Account',
+      'Collateral',
+      'CollateralCollHold',
+      'CollateralDocument',
+      'CollateralDocumentTracking',
+      'CollateralFmHistory',
+      'CollateralTracking',
     ];
     for (const name of expected) assert.ok(recordDef(name), name);
   });
@@ -42,14 +60,44 @@ describe('record catalog', () => {
 
   test('ShareNameUpdatableFields (2022.01) omits exactly the fields the spec lists', () => {
     const omitted = names('ShareName').filter((n) => !names('ShareName', 'P2').includes(n));
-    assert.deepEqual(omitted.sort(), [
-      'AddrCreateDate', 'AddrDisconnectDate', 'AddrFmLastDate', 'AddrFmLastPurgeDate', 'AddrRecordChangeDate',
-      'CrAddrChgDate', 'CrNameChgDate', 'CrSsnChgDate', 'CurrMonthPayChgDate', 'DbaLongName', 'DbaShortName',
-      'FmLastPurgeDate', 'LastAddrChgDate', 'LastFmDate', 'License', 'Locator', 'LongName', 'MbrActivityDate',
-      'MbrAddrFileType', 'MbrAddrNumLinkChgDate', 'MbrAddrNumber', 'MbrCreateDate', 'MbrDisconnectDate',
-      'MbrFileType', 'MbrFmLastDate', 'MbrFmLastPurgeDate', 'MbrRecordChangeDate', 'MbrStatusFmDate',
-      'MemberNumLinkChgDate', 'MemberNumber', 'PreferredContact', 'RecordChangeDate', 'ShortName',
-    ].sort());
+    assert.deepEqual(
+      omitted.sort(),
+      [
+        'AddrCreateDate',
+        'AddrDisconnectDate',
+        'AddrFmLastDate',
+        'AddrFmLastPurgeDate',
+        'AddrRecordChangeDate',
+        'CrAddrChgDate',
+        'CrNameChgDate',
+        'CrSsnChgDate',
+        'CurrMonthPayChgDate',
+        'DbaLongName',
+        'DbaShortName',
+        'FmLastPurgeDate',
+        'LastAddrChgDate',
+        'LastFmDate',
+        'License',
+        'Locator',
+        'LongName',
+        'MbrActivityDate',
+        'MbrAddrFileType',
+        'MbrAddrNumLinkChgDate',
+        'MbrAddrNumber',
+        'MbrCreateDate',
+        'MbrDisconnectDate',
+        'MbrFileType',
+        'MbrFmLastDate',
+        'MbrFmLastPurgeDate',
+        'MbrRecordChangeDate',
+        'MbrStatusFmDate',
+        'MemberNumLinkChgDate',
+        'MemberNumber',
+        'PreferredContact',
+        'RecordChangeDate',
+        'ShortName',
+      ].sort(),
+    );
   });
 
   test('ShareName has the spec field families, including the seven repeating Ident entries', () => {

@@ -25,7 +25,10 @@ function compiledCli(): { args: string[]; remove: () => void } {
   const built = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts', outdir], { encoding: 'utf8' });
   assert.equal(built.status, 0, built.stderr);
   const { flags } = startCommand();
-  return { args: [...flags, join(outdir, 'coregate.js')], remove: () => rmSync(outdir, { recursive: true, force: true }) };
+  return {
+    args: [...flags, join(outdir, 'coregate.js')],
+    remove: () => rmSync(outdir, { recursive: true, force: true }),
+  };
 }
 
 interface Started {

@@ -34,28 +34,55 @@ async function loadFixtures(h: Harness): Promise<void> {
     db,
     h.secrets,
     'CollateralDocument',
-    [1, 2, 3].map((n) => ({ keys: keys(), Locator: n, Description: `DOCUMENT ${n}`, Type: n, Status: n % 2, Location: 'VAULT' })),
+    [1, 2, 3].map((n) => ({
+      keys: keys(),
+      Locator: n,
+      Description: `DOCUMENT ${n}`,
+      Type: n,
+      Status: n % 2,
+      Location: 'VAULT',
+    })),
   );
   await insert(
     db,
     h.secrets,
     'CollateralDocumentTracking',
     [1, 2, 3].flatMap((document) =>
-      [1, 2].map((n) => ({ keys: keys({ document_locator: document }), Locator: n, Type: n, UserChar1: `D${document}T${n}` })),
+      [1, 2].map((n) => ({
+        keys: keys({ document_locator: document }),
+        Locator: n,
+        Type: n,
+        UserChar1: `D${document}T${n}`,
+      })),
     ),
   );
   await insert(
     db,
     h.secrets,
     'CollateralFmHistory',
-    [1, 2, 3].map((n) => ({ keys: keys(), SequenceNumber: n, FieldName: n === 2 ? 'Value' : 'Description', RecordName: 'Collateral', NewMoney: n * 10 })),
+    [1, 2, 3].map((n) => ({
+      keys: keys(),
+      SequenceNumber: n,
+      FieldName: n === 2 ? 'Value' : 'Description',
+      RecordName: 'Collateral',
+      NewMoney: n * 10,
+    })),
   );
-  await insert(db, h.secrets, 'CollateralTracking', [1, 2].map((n) => ({ keys: keys(), Locator: n, Type: 5, UserChar1: `T${n}` })));
+  await insert(
+    db,
+    h.secrets,
+    'CollateralTracking',
+    [1, 2].map((n) => ({ keys: keys(), Locator: n, Type: 5, UserChar1: `T${n}` })),
+  );
   await insert(
     db,
     h.secrets,
     'CollateralDocument',
-    Array.from({ length: DOCUMENTS_IN_BIG }, (_, i) => ({ keys: { collateral_number: BIG }, Locator: i + 1, Description: `DOC ${i + 1}` })),
+    Array.from({ length: DOCUMENTS_IN_BIG }, (_, i) => ({
+      keys: { collateral_number: BIG },
+      Locator: i + 1,
+      Description: `DOC ${i + 1}`,
+    })),
   );
 }
 
@@ -125,7 +152,10 @@ for (const backend of BACKENDS) {
       const { Collateral } = await ok('getCollateral', { CollateralNumber: COLLATERAL });
       assert.equal(Collateral.Number, COLLATERAL);
       assert.equal(Collateral.Value, 25000);
-      assert.deepEqual(Collateral.CollateralCollHoldList.CollateralCollHold.map((x: { Locator: number }) => x.Locator), [1, 2, 3, 4]);
+      assert.deepEqual(
+        Collateral.CollateralCollHoldList.CollateralCollHold.map((x: { Locator: number }) => x.Locator),
+        [1, 2, 3, 4],
+      );
       assert.equal(Collateral.CollateralFmHistoryList.CollateralFmHistory.length, 3);
       assert.equal(Collateral.CollateralTrackingList.CollateralTracking.length, 2);
       const [document] = Collateral.CollateralDocumentList.CollateralDocument;
@@ -134,7 +164,9 @@ for (const backend of BACKENDS) {
         CollateralDocumentTracking: document.CollateralDocumentTrackingList.CollateralDocumentTracking,
       });
       assert.deepEqual(
-        document.CollateralDocumentTrackingList.CollateralDocumentTracking.map((t: { UserChar1: string }) => t.UserChar1),
+        document.CollateralDocumentTrackingList.CollateralDocumentTracking.map(
+          (t: { UserChar1: string }) => t.UserChar1,
+        ),
         ['D1T1', 'D1T2'],
       );
     });
@@ -158,22 +190,35 @@ for (const backend of BACKENDS) {
             CollateralCollHoldSelectableFields: { CollateralCollHoldFields: { Amount: true } },
             CollateralDocumentSelectableFields: {
               CollateralDocumentFields: { Locator: true },
-              CollateralDocumentTrackingSelectableFields: { IncludeAllCollateralDocumentTrackingFields: false, CollateralDocumentTrackingFields: { UserChar1: true } },
+              CollateralDocumentTrackingSelectableFields: {
+                IncludeAllCollateralDocumentTrackingFields: false,
+                CollateralDocumentTrackingFields: { UserChar1: true },
+              },
             },
           },
         });
-        assert.deepEqual(Object.keys(Collateral).sort(), ['CollateralCollHoldList', 'CollateralDocumentList', 'Description']);
+        assert.deepEqual(Object.keys(Collateral).sort(), [
+          'CollateralCollHoldList',
+          'CollateralDocumentList',
+          'Description',
+        ]);
         assert.deepEqual(Collateral.CollateralCollHoldList.CollateralCollHold[0], { Amount: 50 });
         assert.deepEqual(Collateral.CollateralDocumentList.CollateralDocument[2], {
           Locator: 3,
-          CollateralDocumentTrackingList: { hasReachedMaximumListSize: false, CollateralDocumentTracking: [{ UserChar1: 'D3T1' }, { UserChar1: 'D3T2' }] },
+          CollateralDocumentTrackingList: {
+            hasReachedMaximumListSize: false,
+            CollateralDocumentTracking: [{ UserChar1: 'D3T1' }, { UserChar1: 'D3T2' }],
+          },
         });
       });
 
       test('IncludeAll returns every field and the child lists that have no selector of their own', async () => {
         const { Collateral } = await ok('getCollateralSelectFields', {
           CollateralNumber: COLLATERAL,
-          SelectableFields: { IncludeAllCollateralFields: true, CollateralTrackingSelectableFields: { CollateralTrackingFields: { Locator: true } } },
+          SelectableFields: {
+            IncludeAllCollateralFields: true,
+            CollateralTrackingSelectableFields: { CollateralTrackingFields: { Locator: true } },
+          },
         });
         assert.equal(Collateral.Description, 'TEST VEHICLE');
         assert.deepEqual(Collateral.CollateralTrackingList.CollateralTracking, [{ Locator: 1 }, { Locator: 2 }]);
@@ -184,11 +229,17 @@ for (const backend of BACKENDS) {
         const { CollateralDocument } = await ok('getCollateralDocumentSelectFields', {
           CollateralNumber: COLLATERAL,
           CollateralDocumentLocator: 2,
-          SelectableFields: { CollateralDocumentFields: { Description: true }, CollateralDocumentTrackingSelectableFields: { CollateralDocumentTrackingFields: { Type: true } } },
+          SelectableFields: {
+            CollateralDocumentFields: { Description: true },
+            CollateralDocumentTrackingSelectableFields: { CollateralDocumentTrackingFields: { Type: true } },
+          },
         });
         assert.deepEqual(CollateralDocument, {
           Description: 'DOCUMENT 2',
-          CollateralDocumentTrackingList: { hasReachedMaximumListSize: false, CollateralDocumentTracking: [{ Type: 1 }, { Type: 2 }] },
+          CollateralDocumentTrackingList: {
+            hasReachedMaximumListSize: false,
+            CollateralDocumentTracking: [{ Type: 1 }, { Type: 2 }],
+          },
         });
       });
 
@@ -196,13 +247,23 @@ for (const backend of BACKENDS) {
         for (const [selectable, pointer] of [
           [{ CollateralFields: { Colour: true } }, '/SelectableFields/CollateralFields/Colour'],
           [
-            { CollateralDocumentSelectableFields: { CollateralDocumentTrackingSelectableFields: { CollateralDocumentTrackingFields: { UserChar21: true } } } },
+            {
+              CollateralDocumentSelectableFields: {
+                CollateralDocumentTrackingSelectableFields: { CollateralDocumentTrackingFields: { UserChar21: true } },
+              },
+            },
             '/SelectableFields/CollateralDocumentSelectableFields/CollateralDocumentTrackingSelectableFields/CollateralDocumentTrackingFields/UserChar21',
           ],
         ] as const) {
-          const response = await call('getCollateralSelectFields', { CollateralNumber: COLLATERAL, SelectableFields: selectable });
+          const response = await call('getCollateralSelectFields', {
+            CollateralNumber: COLLATERAL,
+            SelectableFields: selectable,
+          });
           assert.equal(response.statusCode, 400);
-          assert.deepEqual(response.json().errors.map((e: { pointer: string }) => e.pointer), [pointer]);
+          assert.deepEqual(
+            response.json().errors.map((e: { pointer: string }) => e.pointer),
+            [pointer],
+          );
         }
       });
     });
@@ -221,7 +282,10 @@ for (const backend of BACKENDS) {
       });
 
       test('Amount > is 400 INVALID_QUERY with the position', async () => {
-        const response = await call('searchCollateralCollHoldSelectFields', { CollateralNumber: COLLATERAL, SearchFilter: { Query: 'Amount >' } });
+        const response = await call('searchCollateralCollHoldSelectFields', {
+          CollateralNumber: COLLATERAL,
+          SearchFilter: { Query: 'Amount >' },
+        });
         assert.equal(response.statusCode, 400);
         const problem = response.json();
         assert.equal(problem.code, 'INVALID_QUERY');
@@ -230,15 +294,27 @@ for (const backend of BACKENDS) {
       });
 
       test('type errors and unknown fields are 400 INVALID_QUERY', async () => {
-        for (const Query of ["Amount = 'big'", 'EffectiveDate > 2024', 'Colour = 1', "AccountNumber = '1' OR", "Id = 'x''"]) {
-          const response = await call('searchCollateralCollHoldSelectFields', { CollateralNumber: COLLATERAL, SearchFilter: { Query } });
+        for (const Query of [
+          "Amount = 'big'",
+          'EffectiveDate > 2024',
+          'Colour = 1',
+          "AccountNumber = '1' OR",
+          "Id = 'x''",
+        ]) {
+          const response = await call('searchCollateralCollHoldSelectFields', {
+            CollateralNumber: COLLATERAL,
+            SearchFilter: { Query },
+          });
           assert.equal(response.statusCode, 400, Query);
           assert.equal(response.json().code, 'INVALID_QUERY', Query);
         }
       });
 
       test('an empty query matches everything', async () => {
-        const body = await ok('searchCollateralCollHoldSelectFields', { CollateralNumber: COLLATERAL, SearchFilter: { Query: '  ' } });
+        const body = await ok('searchCollateralCollHoldSelectFields', {
+          CollateralNumber: COLLATERAL,
+          SearchFilter: { Query: '  ' },
+        });
         assert.equal(body.CollateralCollHoldList.CollateralCollHold.length, 4);
       });
 
@@ -263,13 +339,28 @@ for (const backend of BACKENDS) {
           },
           ChildrenSearchFilter: {
             CollateralCollHoldFilter: { Query: 'Amount >= 250' },
-            CollateralDocumentFilter: { Query: 'Type <> 2', CollateralDocumentChildrenFilter: { CollateralDocumentTrackingFilter: { Query: 'Type = 2' } } },
+            CollateralDocumentFilter: {
+              Query: 'Type <> 2',
+              CollateralDocumentChildrenFilter: { CollateralDocumentTrackingFilter: { Query: 'Type = 2' } },
+            },
           },
         });
         assert.deepEqual(Collateral.CollateralCollHoldList.CollateralCollHold, [{ Locator: 3 }, { Locator: 4 }]);
         assert.deepEqual(Collateral.CollateralDocumentList.CollateralDocument, [
-          { Locator: 1, CollateralDocumentTrackingList: { hasReachedMaximumListSize: false, CollateralDocumentTracking: [{ UserChar1: 'D1T2' }] } },
-          { Locator: 3, CollateralDocumentTrackingList: { hasReachedMaximumListSize: false, CollateralDocumentTracking: [{ UserChar1: 'D3T2' }] } },
+          {
+            Locator: 1,
+            CollateralDocumentTrackingList: {
+              hasReachedMaximumListSize: false,
+              CollateralDocumentTracking: [{ UserChar1: 'D1T2' }],
+            },
+          },
+          {
+            Locator: 3,
+            CollateralDocumentTrackingList: {
+              hasReachedMaximumListSize: false,
+              CollateralDocumentTracking: [{ UserChar1: 'D3T2' }],
+            },
+          },
         ]);
       });
 
@@ -277,7 +368,9 @@ for (const backend of BACKENDS) {
         const response = await call('getCollateralDocumentSelectFieldsFilterChildren', {
           CollateralNumber: COLLATERAL,
           CollateralDocumentLocator: 1,
-          SelectableFields: { CollateralDocumentTrackingSelectableFields: { IncludeAllCollateralDocumentTrackingFields: true } },
+          SelectableFields: {
+            CollateralDocumentTrackingSelectableFields: { IncludeAllCollateralDocumentTrackingFields: true },
+          },
           ChildrenSearchFilter: { CollateralDocumentTrackingFilter: { Query: 'UserChar1 = ' } },
         });
         assert.equal(response.statusCode, 400);
@@ -287,32 +380,59 @@ for (const backend of BACKENDS) {
       test('document search filters the nested tracking lists too', async () => {
         const body = await ok('searchCollateralDocumentSelectFields', {
           CollateralNumber: COLLATERAL,
-          SelectableFields: { CollateralDocumentFields: { Locator: true }, CollateralDocumentTrackingSelectableFields: { CollateralDocumentTrackingFields: { Locator: true } } },
-          SearchFilter: { Query: 'Status = 1', CollateralDocumentChildrenFilter: { CollateralDocumentTrackingFilter: { Query: 'Locator = 1' } } },
+          SelectableFields: {
+            CollateralDocumentFields: { Locator: true },
+            CollateralDocumentTrackingSelectableFields: { CollateralDocumentTrackingFields: { Locator: true } },
+          },
+          SearchFilter: {
+            Query: 'Status = 1',
+            CollateralDocumentChildrenFilter: { CollateralDocumentTrackingFilter: { Query: 'Locator = 1' } },
+          },
         });
         assert.deepEqual(body.CollateralDocumentList.CollateralDocument, [
-          { Locator: 1, CollateralDocumentTrackingList: { hasReachedMaximumListSize: false, CollateralDocumentTracking: [{ Locator: 1 }] } },
-          { Locator: 3, CollateralDocumentTrackingList: { hasReachedMaximumListSize: false, CollateralDocumentTracking: [{ Locator: 1 }] } },
+          {
+            Locator: 1,
+            CollateralDocumentTrackingList: {
+              hasReachedMaximumListSize: false,
+              CollateralDocumentTracking: [{ Locator: 1 }],
+            },
+          },
+          {
+            Locator: 3,
+            CollateralDocumentTrackingList: {
+              hasReachedMaximumListSize: false,
+              CollateralDocumentTracking: [{ Locator: 1 }],
+            },
+          },
         ]);
       });
     });
 
     describe('paging', () => {
       const page = (body: Record<string, unknown>, operation = 'getCollateralDocumentPagedListSelectFields') =>
-        ok(operation, { CollateralNumber: BIG, SelectableFields: { CollateralDocumentFields: { Locator: true } }, ...body });
+        ok(operation, {
+          CollateralNumber: BIG,
+          SelectableFields: { CollateralDocumentFields: { Locator: true } },
+          ...body,
+        });
 
       test('following tokens from the first page visits every one of 2,500 documents once, in locator order', async () => {
         const seen: number[] = [];
         let token: string | undefined;
         let pages = 0;
         do {
-          const body = await page({ PagingRequestContext: { NumberOfRecordsToReturn: 100, ...(token ? { Token: token } : {}) } });
+          const body = await page({
+            PagingRequestContext: { NumberOfRecordsToReturn: 100, ...(token ? { Token: token } : {}) },
+          });
           seen.push(...body.CollateralDocument.map((d: { Locator: number }) => d.Locator));
           token = body.Token;
           pages += 1;
         } while (token);
         assert.equal(pages, 25);
-        assert.deepEqual(seen, Array.from({ length: DOCUMENTS_IN_BIG }, (_, i) => i + 1));
+        assert.deepEqual(
+          seen,
+          Array.from({ length: DOCUMENTS_IN_BIG }, (_, i) => i + 1),
+        );
       });
 
       test('records inserted between calls are visited once and nothing is repeated', async () => {
@@ -320,27 +440,46 @@ for (const backend of BACKENDS) {
         let token: string | undefined;
         let inserted = DOCUMENTS_IN_BIG + 1000;
         do {
-          const body = await page({ PagingRequestContext: { NumberOfRecordsToReturn: 250, ...(token ? { Token: token } : {}) } });
+          const body = await page({
+            PagingRequestContext: { NumberOfRecordsToReturn: 250, ...(token ? { Token: token } : {}) },
+          });
           seen.push(...body.CollateralDocument.map((d: { Locator: number }) => d.Locator));
           token = body.Token;
           inserted += 1;
-          await insert(h.database.db, h.secrets, 'CollateralDocument', [{ keys: { collateral_number: BIG }, Locator: inserted, Description: 'LATE' }]);
+          await insert(h.database.db, h.secrets, 'CollateralDocument', [
+            { keys: { collateral_number: BIG }, Locator: inserted, Description: 'LATE' },
+          ]);
         } while (token);
         assert.equal(new Set(seen).size, seen.length, 'no record twice');
-        assert.deepEqual([...seen].sort((a, b) => a - b), seen, 'locator order');
+        assert.deepEqual(
+          [...seen].sort((a, b) => a - b),
+          seen,
+          'locator order',
+        );
         for (let locator = 1; locator <= DOCUMENTS_IN_BIG; locator += 1) assert.ok(seen.includes(locator));
         assert.ok(seen.includes(DOCUMENTS_IN_BIG + 1001), 'a record inserted ahead of the position is reached');
       });
 
       test('NumberOfRecordsToSkip skips from the start without a token and after the position with one', async () => {
         const first = await page({ PagingRequestContext: { NumberOfRecordsToReturn: 3, NumberOfRecordsToSkip: 5 } });
-        assert.deepEqual(first.CollateralDocument.map((d: { Locator: number }) => d.Locator), [6, 7, 8]);
-        const next = await page({ PagingRequestContext: { NumberOfRecordsToReturn: 3, NumberOfRecordsToSkip: 2, Token: first.Token } });
-        assert.deepEqual(next.CollateralDocument.map((d: { Locator: number }) => d.Locator), [11, 12, 13]);
+        assert.deepEqual(
+          first.CollateralDocument.map((d: { Locator: number }) => d.Locator),
+          [6, 7, 8],
+        );
+        const next = await page({
+          PagingRequestContext: { NumberOfRecordsToReturn: 3, NumberOfRecordsToSkip: 2, Token: first.Token },
+        });
+        assert.deepEqual(
+          next.CollateralDocument.map((d: { Locator: number }) => d.Locator),
+          [11, 12, 13],
+        );
       });
 
       test('NumberOfRecordsToReturn is validated and capped at the page maximum', async () => {
-        const zero = await call('getCollateralDocumentPagedList', { CollateralNumber: BIG, PagingRequestContext: { NumberOfRecordsToReturn: 0 } });
+        const zero = await call('getCollateralDocumentPagedList', {
+          CollateralNumber: BIG,
+          PagingRequestContext: { NumberOfRecordsToReturn: 0 },
+        });
         assert.equal(zero.statusCode, 400);
         assert.equal(zero.json().errors[0].pointer, '/PagingRequestContext/NumberOfRecordsToReturn');
         const huge = await page({ PagingRequestContext: { NumberOfRecordsToReturn: 50_000 } });
@@ -354,11 +493,46 @@ for (const backend of BACKENDS) {
         const [body, signature] = Token.split('.');
         const forged = `${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body, 'base64url').toString()), p: 2000 })).toString('base64url')}.${signature}`;
         const attempts: [string, Record<string, unknown>][] = [
-          ['getCollateralDocumentPagedListSelectFields', { CollateralNumber: BIG, SelectableFields: { CollateralDocumentFields: { Locator: true } }, PagingRequestContext: { Token: forged } }],
-          ['getCollateralDocumentPagedListSelectFields', { CollateralNumber: BIG, SelectableFields: { CollateralDocumentFields: { Locator: true } }, PagingRequestContext: { Token: 'not-a-token' } }],
-          ['getCollateralDocumentPagedListSelectFields', { CollateralNumber: BIG, SelectableFields: { CollateralDocumentFields: { Locator: true } }, PagingRequestContext: { Token: `${Token}x` } }],
-          ['getCollateralDocumentPagedListSelectFields', { CollateralNumber: BIG, SelectableFields: { CollateralDocumentFields: { Description: true } }, PagingRequestContext: { Token } }],
-          ['getCollateralDocumentPagedListSelectFields', { CollateralNumber: COLLATERAL, SelectableFields: { CollateralDocumentFields: { Locator: true } }, PagingRequestContext: { Token } }],
+          [
+            'getCollateralDocumentPagedListSelectFields',
+            {
+              CollateralNumber: BIG,
+              SelectableFields: { CollateralDocumentFields: { Locator: true } },
+              PagingRequestContext: { Token: forged },
+            },
+          ],
+          [
+            'getCollateralDocumentPagedListSelectFields',
+            {
+              CollateralNumber: BIG,
+              SelectableFields: { CollateralDocumentFields: { Locator: true } },
+              PagingRequestContext: { Token: 'not-a-token' },
+            },
+          ],
+          [
+            'getCollateralDocumentPagedListSelectFields',
+            {
+              CollateralNumber: BIG,
+              SelectableFields: { CollateralDocumentFields: { Locator: true } },
+              PagingRequestContext: { Token: `${Token}x` },
+            },
+          ],
+          [
+            'getCollateralDocumentPagedListSelectFields',
+            {
+              CollateralNumber: BIG,
+              SelectableFields: { CollateralDocumentFields: { Description: true } },
+              PagingRequestContext: { Token },
+            },
+          ],
+          [
+            'getCollateralDocumentPagedListSelectFields',
+            {
+              CollateralNumber: COLLATERAL,
+              SelectableFields: { CollateralDocumentFields: { Locator: true } },
+              PagingRequestContext: { Token },
+            },
+          ],
           ['getCollateralDocumentPagedList', { CollateralNumber: BIG, PagingRequestContext: { Token } }],
           ['getCollateralCollHoldPagedList', { CollateralNumber: BIG, PagingRequestContext: { Token } }],
         ];
@@ -373,7 +547,9 @@ for (const backend of BACKENDS) {
         const document = recordDef('CollateralDocument');
         const plan = async (after: number | undefined) => {
           const query = listQuery({ record: document, fields: [] }, { collateral_number: BIG }, { after, limit: 100 });
-          const { rows } = await sql<{ 'QUERY PLAN': unknown }>`explain (analyze, format json) ${query}`.execute(h.database.db);
+          const { rows } = await sql<{ 'QUERY PLAN': unknown }>`explain (analyze, format json) ${query}`.execute(
+            h.database.db,
+          );
           const planText = JSON.stringify(rows[0]!['QUERY PLAN']);
           const scanned = [...planText.matchAll(/"Actual Rows":\s*(\d+)/g)].map((m) => Number(m[1]));
           return Math.max(...scanned);
@@ -405,6 +581,9 @@ describe('list limits', () => {
     const { Collateral } = (await h.call(`${P2}/getCollateral`, { CollateralNumber: COLLATERAL })).json();
     assert.equal(Collateral.CollateralCollHoldList.hasReachedMaximumListSize, true);
     assert.equal(Collateral.CollateralTrackingList.hasReachedMaximumListSize, false);
-    assert.equal(Collateral.CollateralDocumentList.CollateralDocument[0].CollateralDocumentTrackingList.hasReachedMaximumListSize, false);
+    assert.equal(
+      Collateral.CollateralDocumentList.CollateralDocument[0].CollateralDocumentTrackingList.hasReachedMaximumListSize,
+      false,
+    );
   });
 });

@@ -49,11 +49,14 @@ describe('COREGATE_CREDENTIALS_<SERVICE>', () => {
 
   test('an unknown service stops the start with one line naming the variable and the services allowed', () => {
     for (const service of ['FINDBYY', 'USERMANAGEMENT']) {
-      assert.throws(() => checkCredentialPolicy(policyOf({ [`COREGATE_CREDENTIALS_${service}`]: 'AdministrativeCredentials' })), {
-        message:
-          `COREGATE_CREDENTIALS_${service}: unknown service "${service}"; allowed: COREGATE_CREDENTIALS_FINDBY, ` +
-          'COREGATE_CREDENTIALS_CORPTRANSFER, COREGATE_CREDENTIALS_ACCOUNT, COREGATE_CREDENTIALS_COLLATERAL',
-      });
+      assert.throws(
+        () => checkCredentialPolicy(policyOf({ [`COREGATE_CREDENTIALS_${service}`]: 'AdministrativeCredentials' })),
+        {
+          message:
+            `COREGATE_CREDENTIALS_${service}: unknown service "${service}"; allowed: COREGATE_CREDENTIALS_FINDBY, ` +
+            'COREGATE_CREDENTIALS_CORPTRANSFER, COREGATE_CREDENTIALS_ACCOUNT, COREGATE_CREDENTIALS_COLLATERAL',
+        },
+      );
     }
   });
 
@@ -68,6 +71,9 @@ describe('COREGATE_CREDENTIALS_<SERVICE>', () => {
 
   test('the app refuses to build with a bad policy, before it touches the database', async () => {
     const config = loadConfig({ COREGATE_CREDENTIALS_COLLATERALS: 'AdministrativeCredentials' });
-    await assert.rejects(buildApp({ db: {} as Db, secrets: {} as Secrets, config }), /^Error: COREGATE_CREDENTIALS_COLLATERALS: unknown service/);
+    await assert.rejects(
+      buildApp({ db: {} as Db, secrets: {} as Secrets, config }),
+      /^Error: COREGATE_CREDENTIALS_COLLATERALS: unknown service/,
+    );
   });
 });

@@ -43,7 +43,12 @@ for (const backend of BACKENDS) {
       const response = await h.call(PATH, { ...KEY, SelectableFields: { IncludeAllCorpTransferFields: true } });
       assert.equal(response.statusCode, 200, response.body);
       const record = response.json().CorpTransfer;
-      assert.deepEqual(Object.keys(record).sort(), recordDef('CorpTransfer').fields.map((f) => f.name).sort());
+      assert.deepEqual(
+        Object.keys(record).sort(),
+        recordDef('CorpTransfer')
+          .fields.map((f) => f.name)
+          .sort(),
+      );
       assert.deepEqual({ ...record, ...TRANSFER }, record, 'stored values come back unchanged');
       assert.equal(record.CompletedDate, null, 'unset fields are null');
     });
@@ -51,7 +56,10 @@ for (const backend of BACKENDS) {
     test('IncludeAllCorpTransferFields false returns the flagged fields plus the two key fields', async () => {
       const response = await h.call(PATH, {
         ...KEY,
-        SelectableFields: { IncludeAllCorpTransferFields: false, CorpTransferFields: { Amount: true, Status: true, Type: false } },
+        SelectableFields: {
+          IncludeAllCorpTransferFields: false,
+          CorpTransferFields: { Amount: true, Status: true, Type: false },
+        },
       });
       assert.deepEqual(response.json(), {
         CorpTransfer: { Amount: 1250.5, Status: 2, GlobalSequenceDate: '2024-03-15', GlobalSequence: 4711 },
@@ -87,7 +95,10 @@ for (const backend of BACKENDS) {
     });
 
     test('a flag for a field the record does not have is a 400 naming it', async () => {
-      const response = await h.call(PATH, { ...KEY, SelectableFields: { CorpTransferFields: { Amount: true, Bogus: true } } });
+      const response = await h.call(PATH, {
+        ...KEY,
+        SelectableFields: { CorpTransferFields: { Amount: true, Bogus: true } },
+      });
       assert.equal(response.statusCode, 400);
       assert.deepEqual(response.json().errors, [
         { pointer: '/SelectableFields/CorpTransferFields/Bogus', detail: 'is not a known property' },

@@ -84,7 +84,8 @@ function spawnServe(databaseUrl: string, port: number, args: readonly string[] =
   return { child, output: () => output, listening };
 }
 
-const serve = (databaseUrl: string, port: number, args: readonly string[] = []) => spawnServe(databaseUrl, port, args).listening;
+const serve = (databaseUrl: string, port: number, args: readonly string[] = []) =>
+  spawnServe(databaseUrl, port, args).listening;
 
 function stop(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null) return Promise.resolve(child.exitCode);
@@ -103,7 +104,13 @@ interface Answer {
   readonly body: Record<string, unknown>;
 }
 
-async function post(baseUrl: string, token: string, path: string, body: object, headers: Record<string, string> = {}): Promise<Answer> {
+async function post(
+  baseUrl: string,
+  token: string,
+  path: string,
+  body: object,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const started = performance.now();
   const response = await fetch(`${baseUrl}${path}`, {
     method: 'POST',
@@ -241,7 +248,16 @@ describe('a PostgreSQL restart under load', { skip: noServer }, () => {
         assert.equal(during.status, 503);
         cluster.start();
         await within(RESUME_BOUND_MS, 'service resuming', async () => (await ready(served.baseUrl)) === 200);
-        await within(RESUME_BOUND_MS, 'an update succeeding', async () => (await post(served.baseUrl, token, UPDATE_PATH, updateShare('OUTAGE after'), { 'idempotency-key': 'outage-after' })).status === 200);
+        await within(
+          RESUME_BOUND_MS,
+          'an update succeeding',
+          async () =>
+            (
+              await post(served.baseUrl, token, UPDATE_PATH, updateShare('OUTAGE after'), {
+                'idempotency-key': 'outage-after',
+              })
+            ).status === 200,
+        );
         await sleep(1_000);
       });
       assertOutageAnswers(answers);
@@ -268,7 +284,10 @@ describe('a PostgreSQL restart under load', { skip: noServer }, () => {
     cluster.start();
     const started = performance.now();
     const served = await starting.listening;
-    assert.ok(performance.now() - started < RESUME_BOUND_MS, 'the port is served within seconds of the database returning');
+    assert.ok(
+      performance.now() - started < RESUME_BOUND_MS,
+      'the port is served within seconds of the database returning',
+    );
     try {
       const { answers, acknowledged } = await underLoad(served.baseUrl, async () => {
         await sleep(1_000);

@@ -16,7 +16,11 @@ const FIND_BY_CARD = '/gw/627/persistent/findby/findByActiveCard';
 const CARD = { CardNumber: '4000000000000002' };
 const TOKEN_CACHE_MS = 300;
 
-function assertProblem(response: { statusCode: number; headers: Record<string, unknown>; json(): unknown }, status: number, code: string) {
+function assertProblem(
+  response: { statusCode: number; headers: Record<string, unknown>; json(): unknown },
+  status: number,
+  code: string,
+) {
   assert.equal(response.statusCode, status);
   assert.match(String(response.headers['content-type']), /^application\/problem\+json/);
   assert.equal((response.json() as { code: string }).code, code);
@@ -32,7 +36,12 @@ for (const backend of BACKENDS) {
     after(() => h.close());
 
     const post = (headers: Record<string, string>, body: unknown) =>
-      h.app.inject({ method: 'POST', url: FIND_BY_CARD, headers: { 'content-type': 'application/json', ...headers }, payload: JSON.stringify(body) });
+      h.app.inject({
+        method: 'POST',
+        url: FIND_BY_CARD,
+        headers: { 'content-type': 'application/json', ...headers },
+        payload: JSON.stringify(body),
+      });
 
     test('a request without a bearer token is 401 with WWW-Authenticate', async () => {
       const response = await post({}, { Credentials: adminCredentials, ...CARD });
@@ -44,8 +53,18 @@ for (const backend of BACKENDS) {
       const revoked = (await tokens.create(h.database.db, 'to-revoke', ['findby'])).token;
       await tokens.revoke(h.database.db, 'to-revoke');
       const expired = (await tokens.create(h.database.db, 'expired', ['findby'], new Date(Date.now() - 1000))).token;
-      for (const authorization of [`Bearer cg_unknown`, `Basic ${h.token}`, 'Bearer', `Bearer ${revoked}`, `Bearer ${expired}`]) {
-        assertProblem(await post({ authorization }, { Credentials: adminCredentials, ...CARD }), 401, 'UNAUTHENTICATED');
+      for (const authorization of [
+        `Bearer cg_unknown`,
+        `Basic ${h.token}`,
+        'Bearer',
+        `Bearer ${revoked}`,
+        `Bearer ${expired}`,
+      ]) {
+        assertProblem(
+          await post({ authorization }, { Credentials: adminCredentials, ...CARD }),
+          401,
+          'UNAUTHENTICATED',
+        );
       }
     });
 
@@ -61,19 +80,36 @@ for (const backend of BACKENDS) {
 
     test('a token without the operation scope is 403', async () => {
       const token = await h.tokenWith(['corptransfer:read']);
-      assertProblem(await post({ authorization: `Bearer ${token}` }, { Credentials: adminCredentials, ...CARD }), 403, 'FORBIDDEN');
+      assertProblem(
+        await post({ authorization: `Bearer ${token}` }, { Credentials: adminCredentials, ...CARD }),
+        403,
+        'FORBIDDEN',
+      );
     });
 
     test('a wrong administrative password is 403', async () => {
-      const response = await h.call(FIND_BY_CARD, { Credentials: { AdministrativeCredentials: { Password: 'wrong' } }, ...CARD });
+      const response = await h.call(FIND_BY_CARD, {
+        Credentials: { AdministrativeCredentials: { Password: 'wrong' } },
+        ...CARD,
+      });
       assertProblem(response, 403, 'FORBIDDEN');
     });
 
     test('valid UserNumberCredentials are accepted; a wrong password or unknown user is 403', async () => {
-      const ok = await h.call(FIND_BY_CARD, { Credentials: { UserNumberCredentials: { UserNumber: 42, Password: 'teller-pass' } }, ...CARD });
+      const ok = await h.call(FIND_BY_CARD, {
+        Credentials: { UserNumberCredentials: { UserNumber: 42, Password: 'teller-pass' } },
+        ...CARD,
+      });
       assert.equal(ok.statusCode, 200, ok.body);
-      for (const credentials of [{ UserNumber: 42, Password: 'nope' }, { UserNumber: 43, Password: 'teller-pass' }]) {
-        assertProblem(await h.call(FIND_BY_CARD, { Credentials: { UserNumberCredentials: credentials }, ...CARD }), 403, 'FORBIDDEN');
+      for (const credentials of [
+        { UserNumber: 42, Password: 'nope' },
+        { UserNumber: 43, Password: 'teller-pass' },
+      ]) {
+        assertProblem(
+          await h.call(FIND_BY_CARD, { Credentials: { UserNumberCredentials: credentials }, ...CARD }),
+          403,
+          'FORBIDDEN',
+        );
       }
     });
 
@@ -86,20 +122,32 @@ for (const backend of BACKENDS) {
     });
 
     test('member-level credentials are refused on FindBy', async () => {
-      const response = await h.call(FIND_BY_CARD, { Credentials: { CardCredentials: { CardNumber: '4000000000000002' } }, ...CARD });
+      const response = await h.call(FIND_BY_CARD, {
+        Credentials: { CardCredentials: { CardNumber: '4000000000000002' } },
+        ...CARD,
+      });
       assertProblem(response, 403, 'FORBIDDEN');
     });
 
     test('empty credential objects, as the spec shows them, count as absent', async () => {
-      const response = await h.call(FIND_BY_CARD, { Credentials: { ...adminCredentials, CardCredentials: {}, MICRCredentials: {} }, ...CARD });
+      const response = await h.call(FIND_BY_CARD, {
+        Credentials: { ...adminCredentials, CardCredentials: {}, MICRCredentials: {} },
+        ...CARD,
+      });
       assert.equal(response.statusCode, 200, response.body);
       assertProblem(await h.call(FIND_BY_CARD, { Credentials: { CardCredentials: {} }, ...CARD }), 403, 'FORBIDDEN');
     });
 
     test('a credential object missing a field is 400 naming it', async () => {
-      const response = await h.call(FIND_BY_CARD, { Credentials: { UserNumberCredentials: { UserNumber: 42 } }, ...CARD });
+      const response = await h.call(FIND_BY_CARD, {
+        Credentials: { UserNumberCredentials: { UserNumber: 42 } },
+        ...CARD,
+      });
       assertProblem(response, 400, 'VALIDATION_FAILED');
-      assert.equal((response.json() as { errors: { pointer: string }[] }).errors[0]!.pointer, '/Credentials/UserNumberCredentials/Password');
+      assert.equal(
+        (response.json() as { errors: { pointer: string }[] }).errors[0]!.pointer,
+        '/Credentials/UserNumberCredentials/Password',
+      );
     });
   });
 }
@@ -117,7 +165,9 @@ describe('request validation of every operation', () => {
   test('CardNumber: 12 is a 400 naming /CardNumber', async () => {
     const response = await h.call(FIND_BY_CARD, { CardNumber: 12 });
     assertProblem(response, 400, 'VALIDATION_FAILED');
-    assert.deepEqual((response.json() as { errors: unknown }).errors, [{ pointer: '/CardNumber', detail: 'must be a JSON string' }]);
+    assert.deepEqual((response.json() as { errors: unknown }).errors, [
+      { pointer: '/CardNumber', detail: 'must be a JSON string' },
+    ]);
   });
 
   const requiredFields = (operation: AnyOperation) =>
@@ -126,12 +176,21 @@ describe('request validation of every operation', () => {
   for (const operation of OPERATIONS) {
     const path = operationPath(operation);
 
-    test(`${operation.family} ${operation.name}: each missing required field is reported with its pointer`, { skip: requiredFields(operation).length === 0 && 'no required fields' }, async () => {
-      const response = await h.call(path, {});
-      assertProblem(response, 400, 'VALIDATION_FAILED');
-      const pointers = (response.json() as { errors: { pointer: string }[] }).errors.map((e) => e.pointer).sort();
-      assert.deepEqual(pointers, requiredFields(operation).map(([name]) => `/${name}`).sort());
-    });
+    test(
+      `${operation.family} ${operation.name}: each missing required field is reported with its pointer`,
+      { skip: requiredFields(operation).length === 0 && 'no required fields' },
+      async () => {
+        const response = await h.call(path, {});
+        assertProblem(response, 400, 'VALIDATION_FAILED');
+        const pointers = (response.json() as { errors: { pointer: string }[] }).errors.map((e) => e.pointer).sort();
+        assert.deepEqual(
+          pointers,
+          requiredFields(operation)
+            .map(([name]) => `/${name}`)
+            .sort(),
+        );
+      },
+    );
 
     test(`${operation.family} ${operation.name}: a value of the wrong type is reported with its pointer`, async () => {
       for (const [name, schema] of Object.entries<TSchema>(operation.request)) {
@@ -168,7 +227,9 @@ describe('request validation of every operation', () => {
         fc.constantFrom(...paths),
         fc.oneof(
           fc.jsonValue().map((v) => JSON.stringify(v)),
-          fc.dictionary(fc.string(), fc.jsonValue()).map((v) => JSON.stringify({ Credentials: adminCredentials, ...v })),
+          fc
+            .dictionary(fc.string(), fc.jsonValue())
+            .map((v) => JSON.stringify({ Credentials: adminCredentials, ...v })),
           fc.string(),
         ),
         async (path, payload) => {

@@ -16,7 +16,9 @@ import { BACKENDS, createHarness, type Harness } from './support/harness.js';
 /** Stores an idempotency key created `hoursAgo` hours ago. */
 async function keyCreated(db: Db, key: string, hoursAgo: number): Promise<void> {
   await sql`insert into idempotency_key (token_name, key, request_hash, status, response, created_at)
-    values ('maintenance', ${key}, ${'a'.repeat(64)}, 200, '{}'::jsonb, now() - make_interval(hours => ${hoursAgo}))`.execute(db);
+    values ('maintenance', ${key}, ${'a'.repeat(64)}, 200, '{}'::jsonb, now() - make_interval(hours => ${hoursAgo}))`.execute(
+    db,
+  );
 }
 
 async function keysLeft(db: Db, keys: readonly string[]): Promise<string[]> {
@@ -82,7 +84,9 @@ for (const backend of BACKENDS) {
     test('a key past the configured retention is reserved afresh; within it, it still conflicts', async () => {
       await keyCreated(h.database.db, 'reuse', 2);
       const reserve = (hours: number) =>
-        h.database.db.transaction().execute((trx) => idempotencyKeys.reserve(trx, 'maintenance', 'reuse', 'b'.repeat(64), hours));
+        h.database.db
+          .transaction()
+          .execute((trx) => idempotencyKeys.reserve(trx, 'maintenance', 'reuse', 'b'.repeat(64), hours));
       assert.deepEqual(await reserve(3), { kind: 'conflict' });
       assert.deepEqual(await reserve(1), { kind: 'reserved' });
     });
@@ -115,7 +119,11 @@ for (const backend of BACKENDS) {
       assert.match(warnings()[0]!.msg, /could not be swept/);
       await keyCreated(h.database.db, 'when-back', 2);
       state.down = false;
-      await eventually(async () => (await keysLeft(h.database.db, ['when-back'])).length === 0, 2_000, 'a sweep when the database is back');
+      await eventually(
+        async () => (await keysLeft(h.database.db, ['when-back'])).length === 0,
+        2_000,
+        'a sweep when the database is back',
+      );
       assert.ok(lines().some((line) => /swept again/.test(line.msg)));
       await app.close();
     });

@@ -28,7 +28,9 @@ for (const backend of BACKENDS) {
     const columns = async (table: string) => {
       const { rows } = await sql<{ name: string; nullable: string; defaulted: string | null }>`
         select column_name as name, is_nullable as nullable, column_default as defaulted
-        from information_schema.columns where table_schema = current_schema() and table_name = ${table}`.execute(database.db);
+        from information_schema.columns where table_schema = current_schema() and table_name = ${table}`.execute(
+        database.db,
+      );
       return new Map(rows.map((row) => [row.name, row]));
     };
 

@@ -25,7 +25,9 @@ describe('ops and docs endpoints', () => {
   });
 
   test('/operations lists every operation with its path and scope', async () => {
-    const { operations } = (await get('/operations')).json() as { operations: { name: string; path: string; scope: string }[] };
+    const { operations } = (await get('/operations')).json() as {
+      operations: { name: string; path: string; scope: string }[];
+    };
     assert.equal(operations.length, OPERATIONS.length);
     assert.deepEqual(
       operations.find((o) => o.name === 'findByMICR'),

@@ -277,9 +277,13 @@ async function freePort(): Promise<number> {
 
 /** A private redis-server on `port` (no persistence), ready to answer; this test's to stop, pause and kill. */
 async function startRedis(port: number): Promise<ChildProcess> {
-  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: 'ignore',
-  });
+  const server = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: 'ignore',
+    },
+  );
   const url = `redis://127.0.0.1:${port}`;
   for (let attempt = 0; attempt < 100; attempt++) {
     if (await redisReachable(url)) return server;
@@ -331,7 +335,10 @@ describe('Redis rate limiter during a Redis outage', () => {
     t.after(() => limiter.close());
     const started = performance.now();
     const decisions = await hits(limiter, 'caller', rule, rule.limit + 2);
-    assert.ok(performance.now() - started < 1_000, `${Math.round(performance.now() - started)} ms for ${decisions.length} hits`);
+    assert.ok(
+      performance.now() - started < 1_000,
+      `${Math.round(performance.now() - started)} ms for ${decisions.length} hits`,
+    );
     assert.deepEqual(
       decisions.map((decision) => decision.allowed),
       [true, true, true, false, false],
@@ -343,7 +350,10 @@ describe('Redis rate limiter during a Redis outage', () => {
   test('a long outage is reported at most once per interval', async (t) => {
     const log = outageLog();
     const interval = 300;
-    const limiter = redisRateLimiter(`redis://127.0.0.1:${await freePort()}`, { ...log.options, reportIntervalMs: interval });
+    const limiter = redisRateLimiter(`redis://127.0.0.1:${await freePort()}`, {
+      ...log.options,
+      reportIntervalMs: interval,
+    });
     t.after(() => limiter.close());
     const until = Date.now() + 1_300;
     for (let i = 0; Date.now() < until; i++) {
@@ -368,7 +378,10 @@ describe('Redis rate limiter during a Redis outage', () => {
     /** Two instances sharing the Redis on `port`, quick to notice an outage and its end. */
     const instances = (port: number, log: ReturnType<typeof outageLog>) => {
       const options = { prefix: RUN_PREFIX, timeoutMs: 150, probeIntervalMs: 100, ...log.options };
-      return [redisRateLimiter(`redis://127.0.0.1:${port}`, options), redisRateLimiter(`redis://127.0.0.1:${port}`, options)] as const;
+      return [
+        redisRateLimiter(`redis://127.0.0.1:${port}`, options),
+        redisRateLimiter(`redis://127.0.0.1:${port}`, options),
+      ] as const;
     };
     /** Hits alternating between the instances; how many were allowed. */
     const alternating = async (pair: readonly RateLimiter[], key: string, count: number) => {

@@ -36,7 +36,10 @@ const ACCOUNT_2 = '0000000002';
 const MEMBER_1_CARD = '4000000000000101';
 const MEMBER_2_CARD = '4000000000000200';
 const memberOf = (account: string) => ({
-  AccountNumberCredentials: { AccountNumber: account, HomeBankingPassword: demoMemberSecret(account).homeBankingPassword },
+  AccountNumberCredentials: {
+    AccountNumber: account,
+    HomeBankingPassword: demoMemberSecret(account).homeBankingPassword,
+  },
 });
 
 /** A body that passes validation for an operation, acting on account 1 where it names one. */
@@ -56,7 +59,9 @@ function validBody(operation: AnyOperation): Record<string, unknown> {
       return { CorpTransferGlobalSequenceDate: '2024-01-01', CorpTransferGlobalSequence: 1 };
     case 'account': {
       const record = recordDef(operation.name.replace(/^update|ByID$/g, ''));
-      const field = record.fields.find((f) => f.families.includes(operation.family) && !f.readOnly && !f.repeating && !f.pattern)!;
+      const field = record.fields.find(
+        (f) => f.families.includes(operation.family) && !f.readOnly && !f.repeating && !f.pattern,
+      )!;
       const value = { string: 'X', integer: 1, money: 1, rate: 1, date: '2024-01-01' }[field.kind];
       const locator = locatorName(record);
       return {
@@ -93,8 +98,20 @@ for (const backend of BACKENDS) {
       await seedMemberSecrets(h.database.db, 3);
       await users.add(h.database.db, 7, 'Teller 7', await hashPassword('teller-7'));
       await insert(h.database.db, h.secrets, 'Card', [
-        { keys: { account_number: ACCOUNT_1 }, Locator: 90, CardNumber: MEMBER_1_CARD, Status: 0, ExpirationDate: '2099-12-31' },
-        { keys: { account_number: ACCOUNT_2 }, Locator: 90, CardNumber: MEMBER_2_CARD, Status: 0, ExpirationDate: '2099-12-31' },
+        {
+          keys: { account_number: ACCOUNT_1 },
+          Locator: 90,
+          CardNumber: MEMBER_1_CARD,
+          Status: 0,
+          ExpirationDate: '2099-12-31',
+        },
+        {
+          keys: { account_number: ACCOUNT_2 },
+          Locator: 90,
+          CardNumber: MEMBER_2_CARD,
+          Status: 0,
+          ExpirationDate: '2099-12-31',
+        },
       ]);
     });
     after(() => h.close());
@@ -106,7 +123,12 @@ for (const backend of BACKENDS) {
         headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
         payload: JSON.stringify(body),
       });
-    const expect = (response: { statusCode: number; json(): { code: string } }, status: number, code: string, label: string) => {
+    const expect = (
+      response: { statusCode: number; json(): { code: string } },
+      status: number,
+      code: string,
+      label: string,
+    ) => {
       assert.equal(response.statusCode, status, `${label}: ${JSON.stringify(response.json())}`);
       assert.equal(response.json().code, code, label);
     };
@@ -125,14 +147,39 @@ for (const backend of BACKENDS) {
         const label = `${operation.family} ${operation.name}`;
         test(`${label}: no bearer 401, bad bearer 401, wrong scope 403, no credentials 400, wrong secret 403, other member 403`, async () => {
           const body = validBody(operation);
-          expect(await post(path, { Credentials: adminCredentials, ...body }, null), 401, 'UNAUTHENTICATED', 'no bearer');
-          expect(await post(path, { Credentials: adminCredentials, ...body }, 'Bearer cg_forged'), 401, 'UNAUTHENTICATED', 'bad bearer');
+          expect(
+            await post(path, { Credentials: adminCredentials, ...body }, null),
+            401,
+            'UNAUTHENTICATED',
+            'no bearer',
+          );
+          expect(
+            await post(path, { Credentials: adminCredentials, ...body }, 'Bearer cg_forged'),
+            401,
+            'UNAUTHENTICATED',
+            'bad bearer',
+          );
           if (operation.scope && operation.scope !== 'corptransfer:read') {
-            expect(await post(path, { Credentials: adminCredentials, ...body }, `Bearer ${narrowToken}`), 403, 'FORBIDDEN', 'wrong scope');
+            expect(
+              await post(path, { Credentials: adminCredentials, ...body }, `Bearer ${narrowToken}`),
+              403,
+              'FORBIDDEN',
+              'wrong scope',
+            );
           }
           expect(await post(path, body), 400, 'VALIDATION_FAILED', 'no credentials');
-          expect(await post(path, { Credentials: wrongCredentials(operation), ...body }), 403, 'FORBIDDEN', 'wrong secret');
-          expect(await post(path, { Credentials: memberOf(ACCOUNT_2), ...body }), 403, 'FORBIDDEN', "another member's credentials");
+          expect(
+            await post(path, { Credentials: wrongCredentials(operation), ...body }),
+            403,
+            'FORBIDDEN',
+            'wrong secret',
+          );
+          expect(
+            await post(path, { Credentials: memberOf(ACCOUNT_2), ...body }),
+            403,
+            'FORBIDDEN',
+            "another member's credentials",
+          );
         });
       }
     });
@@ -141,12 +188,24 @@ for (const backend of BACKENDS) {
       const hold = recordDef('ShareHold');
       const holdPath = '/gw/627/2022.01/account/updateShareHoldByID';
       const reference = async () =>
-        (await recordTree.read(h.database.db, { record: hold, fields: [fieldOf(hold, 'Reference1')!] }, { account_number: ACCOUNT_1, locator: 1 }))!.Reference1;
-      const holdBody = (value: string) => ({ AccountNumber: ACCOUNT_1, ShareId: '0000', ShareHoldLocator: 1, ShareHoldUpdatableFields: { Reference1: value } });
+        (await recordTree.read(
+          h.database.db,
+          { record: hold, fields: [fieldOf(hold, 'Reference1')!] },
+          { account_number: ACCOUNT_1, locator: 1 },
+        ))!.Reference1;
+      const holdBody = (value: string) => ({
+        AccountNumber: ACCOUNT_1,
+        ShareId: '0000',
+        ShareHoldLocator: 1,
+        ShareHoldUpdatableFields: { Reference1: value },
+      });
 
       test("a member's CardCredentials cannot update another member's share: 403, nothing changed, audited", async () => {
         const before = await reference();
-        const response = await h.call(holdPath, { ...holdBody('INTRUDER'), Credentials: { CardCredentials: { CardNumber: MEMBER_2_CARD } } });
+        const response = await h.call(holdPath, {
+          ...holdBody('INTRUDER'),
+          Credentials: { CardCredentials: { CardNumber: MEMBER_2_CARD } },
+        });
         expect(response, 403, 'FORBIDDEN', 'other member');
         assert.equal(await reference(), before);
         await h.app.audit.flush();
@@ -161,11 +220,18 @@ for (const backend of BACKENDS) {
       });
 
       test('member credentials of every kind reach their own account', async () => {
-        const micrOf1 = await sql<{ n: number }>`select count(*) as n from micr where account_number = ${ACCOUNT_1}`.execute(h.database.db);
+        const micrOf1 = await sql<{
+          n: number;
+        }>`select count(*) as n from micr where account_number = ${ACCOUNT_1}`.execute(h.database.db);
         const credentials = [
           { CardCredentials: { CardNumber: MEMBER_1_CARD } },
           memberOf(ACCOUNT_1),
-          { AccountNumberCredentials: { AccountNumber: ACCOUNT_1, AudioAccessCode: demoMemberSecret(ACCOUNT_1).audioAccessCode } },
+          {
+            AccountNumberCredentials: {
+              AccountNumber: ACCOUNT_1,
+              AudioAccessCode: demoMemberSecret(ACCOUNT_1).audioAccessCode,
+            },
+          },
         ];
         for (const [i, Credentials] of credentials.entries()) {
           const response = await h.call(holdPath, { ...holdBody(`MEMBER ${i}`), Credentials });
@@ -176,12 +242,18 @@ for (const backend of BACKENDS) {
       });
 
       test('member credentials naming two different accounts are refused', async () => {
-        const response = await h.call(holdPath, { ...holdBody('BOTH'), Credentials: { ...memberOf(ACCOUNT_1), CardCredentials: { CardNumber: MEMBER_2_CARD } } });
+        const response = await h.call(holdPath, {
+          ...holdBody('BOTH'),
+          Credentials: { ...memberOf(ACCOUNT_1), CardCredentials: { CardNumber: MEMBER_2_CARD } },
+        });
         expect(response, 403, 'FORBIDDEN', 'mixed members');
       });
 
       test('FindBy rejects member-level credentials even for the member', async () => {
-        const response = await h.call('/gw/627/persistent/findby/findByActiveCard', { CardNumber: MEMBER_1_CARD, Credentials: memberOf(ACCOUNT_1) });
+        const response = await h.call('/gw/627/persistent/findby/findByActiveCard', {
+          CardNumber: MEMBER_1_CARD,
+          Credentials: memberOf(ACCOUNT_1),
+        });
         expect(response, 403, 'FORBIDDEN', 'member on findby');
       });
     });
@@ -189,7 +261,9 @@ for (const backend of BACKENDS) {
     describe('sessions', () => {
       const FIND = '/gw/627/persistent/findby/findByShortName';
       const logon = async () => {
-        const response = await h.call('/gw/627/persistent/usermanagement/logon', { Credentials: { UserNumberCredentials: { UserNumber: 7, Password: 'teller-7' } } });
+        const response = await h.call('/gw/627/persistent/usermanagement/logon', {
+          Credentials: { UserNumberCredentials: { UserNumber: 7, Password: 'teller-7' } },
+        });
         assert.equal(response.statusCode, 200, response.body);
         assert.equal(response.json().MessageId, 'logon');
         return response.json().TokenId as string;
@@ -199,21 +273,38 @@ for (const backend of BACKENDS) {
         const TokenId = await logon();
         const response = await h.call(FIND, { ShortName: 'X', Credentials: { TokenCredentials: { TokenId } } });
         assert.equal(response.statusCode, 200);
-        const { rows } = await sql<{ hash: string }>`select encode(token_hash, 'hex') as hash from session`.execute(h.database.db);
-        assert.ok(rows.length > 0 && rows.every((r) => r.hash.length === 64 && !r.hash.includes(Buffer.from(TokenId).toString('hex'))));
+        const { rows } = await sql<{ hash: string }>`select encode(token_hash, 'hex') as hash from session`.execute(
+          h.database.db,
+        );
+        assert.ok(
+          rows.length > 0 &&
+            rows.every((r) => r.hash.length === 64 && !r.hash.includes(Buffer.from(TokenId).toString('hex'))),
+        );
       });
 
       test('logoff ends the session at once', async () => {
         const TokenId = await logon();
-        const off = await h.call('/gw/627/persistent/usermanagement/logoff', { Credentials: { TokenCredentials: { TokenId } } });
+        const off = await h.call('/gw/627/persistent/usermanagement/logoff', {
+          Credentials: { TokenCredentials: { TokenId } },
+        });
         assert.deepEqual(off.json(), { MessageId: 'logoff' });
-        expect(await h.call(FIND, { ShortName: 'X', Credentials: { TokenCredentials: { TokenId } } }), 403, 'FORBIDDEN', 'after logoff');
+        expect(
+          await h.call(FIND, { ShortName: 'X', Credentials: { TokenCredentials: { TokenId } } }),
+          403,
+          'FORBIDDEN',
+          'after logoff',
+        );
       });
 
       test('a session dies after the idle time', async () => {
         const TokenId = await logon();
         await new Promise((resolve) => setTimeout(resolve, 2300));
-        expect(await h.call(FIND, { ShortName: 'X', Credentials: { TokenCredentials: { TokenId } } }), 403, 'FORBIDDEN', 'idle');
+        expect(
+          await h.call(FIND, { ShortName: 'X', Credentials: { TokenCredentials: { TokenId } } }),
+          403,
+          'FORBIDDEN',
+          'idle',
+        );
       });
 
       test('logon takes only UserNumberCredentials', async () => {
@@ -229,7 +320,11 @@ for (const backend of BACKENDS) {
         const unknown = await find('no-such-session', other);
         expect(foreign, 403, 'FORBIDDEN', 'another token');
         assert.deepEqual(foreign.json(), unknown.json(), 'no hint that the TokenId exists');
-        const logoff = await post('/gw/627/persistent/usermanagement/logoff', { Credentials: { TokenCredentials: { TokenId } } }, other);
+        const logoff = await post(
+          '/gw/627/persistent/usermanagement/logoff',
+          { Credentials: { TokenCredentials: { TokenId } } },
+          other,
+        );
         expect(logoff, 403, 'FORBIDDEN', 'logoff under another token');
         assert.equal((await find(TokenId, `Bearer ${h.token}`)).statusCode, 200, 'still live under its own token');
       });
@@ -239,7 +334,8 @@ for (const backend of BACKENDS) {
       const FIND = '/gw/627/persistent/findby/findByShortName';
       test('repeated wrong passwords lock a user number, which the right password then cannot open until it expires', async () => {
         await users.add(h.database.db, 8, 'Teller 8', await hashPassword('teller-8'));
-        const as = (Password: string) => h.call(FIND, { ShortName: 'X', Credentials: { UserNumberCredentials: { UserNumber: 8, Password } } });
+        const as = (Password: string) =>
+          h.call(FIND, { ShortName: 'X', Credentials: { UserNumberCredentials: { UserNumber: 8, Password } } });
         for (let i = 0; i < 3; i += 1) expect(await as('guess'), 403, 'FORBIDDEN', `guess ${i}`);
         expect(await as('teller-8'), 403, 'FORBIDDEN', 'locked');
         await new Promise((resolve) => setTimeout(resolve, 2200));
@@ -248,17 +344,28 @@ for (const backend of BACKENDS) {
 
       test('repeated wrong passwords lock a member credential', async () => {
         const holdPath = '/gw/627/2022.01/account/updateShareHoldByID';
-        const body = { AccountNumber: ACCOUNT_2, ShareId: '0000', ShareHoldLocator: 1, ShareHoldUpdatableFields: { Reference2: 'Y' } };
-        const as = (HomeBankingPassword: string) => h.call(holdPath, { ...body, Credentials: { AccountNumberCredentials: { AccountNumber: ACCOUNT_2, HomeBankingPassword } } });
+        const body = {
+          AccountNumber: ACCOUNT_2,
+          ShareId: '0000',
+          ShareHoldLocator: 1,
+          ShareHoldUpdatableFields: { Reference2: 'Y' },
+        };
+        const as = (HomeBankingPassword: string) =>
+          h.call(holdPath, {
+            ...body,
+            Credentials: { AccountNumberCredentials: { AccountNumber: ACCOUNT_2, HomeBankingPassword } },
+          });
         for (let i = 0; i < 3; i += 1) expect(await as('guess'), 403, 'FORBIDDEN', `guess ${i}`);
         expect(await as(demoMemberSecret(ACCOUNT_2).homeBankingPassword), 403, 'FORBIDDEN', 'locked');
       });
 
       test('only failures in a row lock: a success starts the count again', async () => {
         await users.add(h.database.db, 9, 'Teller 9', await hashPassword('teller-9'));
-        const as = (Password: string) => h.call(FIND, { ShortName: 'X', Credentials: { UserNumberCredentials: { UserNumber: 9, Password } } });
+        const as = (Password: string) =>
+          h.call(FIND, { ShortName: 'X', Credentials: { UserNumberCredentials: { UserNumber: 9, Password } } });
         for (let round = 0; round < 3; round += 1) {
-          for (let i = 0; i < 2; i += 1) expect(await as(`guess ${round}.${i}`), 403, 'FORBIDDEN', `guess ${round}.${i}`);
+          for (let i = 0; i < 2; i += 1)
+            expect(await as(`guess ${round}.${i}`), 403, 'FORBIDDEN', `guess ${round}.${i}`);
           assert.equal((await as('teller-9')).statusCode, 200, `round ${round}`);
         }
       });
@@ -271,14 +378,23 @@ for (const backend of BACKENDS) {
       /** An Authenticator on the suite's database that counts its scrypt checks. */
       const countingAuthenticator = (lockoutThreshold: number) => {
         const counter = { scrypts: 0 };
-        const authenticator = new Authenticator(h.database.db, h.secrets, { ...h.config, lockoutThreshold }, {
-          verifyPassword: (password, stored) => {
-            counter.scrypts += 1;
-            return verifyPassword(password, stored);
+        const authenticator = new Authenticator(
+          h.database.db,
+          h.secrets,
+          { ...h.config, lockoutThreshold },
+          {
+            verifyPassword: (password, stored) => {
+              counter.scrypts += 1;
+              return verifyPassword(password, stored);
+            },
           },
-        });
+        );
         const asAdminUnder = (tokenName: string, Password: string) =>
-          authenticator.verifyCredentials({ AdministrativeCredentials: { Password } }, ['AdministrativeCredentials'], tokenName);
+          authenticator.verifyCredentials(
+            { AdministrativeCredentials: { Password } },
+            ['AdministrativeCredentials'],
+            tokenName,
+          );
         return { counter, asAdminUnder };
       };
 
@@ -301,7 +417,9 @@ for (const backend of BACKENDS) {
       test('each further lock before a success lasts twice as long, up to COREGATE_LOCKOUT_SECONDS; a success clears them', async () => {
         const subject = `backoff-test:${backend.name}`;
         const lockedFor = async () => {
-          const { rows } = await sql<{ seconds: number }>`select extract(epoch from locked_until - now())::float8 as seconds
+          const { rows } = await sql<{
+            seconds: number;
+          }>`select extract(epoch from locked_until - now())::float8 as seconds
             from credential_lockout where subject = ${subject}`.execute(h.database.db);
           return Math.round(rows[0]!.seconds);
         };
@@ -321,14 +439,16 @@ for (const backend of BACKENDS) {
         const token = `throttled-${backend.name}`;
         for (let i = 0; i < 3; i += 1) await assert.rejects(asAdminUnder(token, `guess ${i}`), { status: 403 });
         assert.equal(counter.scrypts, 3);
-        for (let i = 0; i < 10; i += 1) await assert.rejects(asAdminUnder(token, i % 2 ? 'test-admin-password' : `more ${i}`), { status: 403 });
+        for (let i = 0; i < 10; i += 1)
+          await assert.rejects(asAdminUnder(token, i % 2 ? 'test-admin-password' : `more ${i}`), { status: 403 });
         assert.equal(counter.scrypts, 3, 'no scrypt while locked');
       });
 
       test('a repeated wrong password costs one scrypt, not one per attempt', async () => {
         const { counter, asAdminUnder } = countingAuthenticator(1_000);
         const token = `repeated-${backend.name}`;
-        for (let i = 0; i < 50; i += 1) await assert.rejects(asAdminUnder(token, 'the same wrong password'), { status: 403 });
+        for (let i = 0; i < 50; i += 1)
+          await assert.rejects(asAdminUnder(token, 'the same wrong password'), { status: 403 });
         assert.equal(counter.scrypts, 1);
         await assert.rejects(asAdminUnder(token, 'another wrong password'), { status: 403 });
         assert.equal(counter.scrypts, 2, 'a different password is checked');
@@ -378,7 +498,10 @@ describe('rate limits', () => {
       const refused = await find();
       assert.equal(refused.json().code, 'RATE_LIMITED');
       assert.ok(Number(refused.headers['retry-after']) >= 1);
-      const other = await h.call('/gw/627/persistent/corptransfer/getCorpTransferSelectFields', { CorpTransferGlobalSequenceDate: '2024-01-01', CorpTransferGlobalSequence: 1 });
+      const other = await h.call('/gw/627/persistent/corptransfer/getCorpTransferSelectFields', {
+        CorpTransferGlobalSequenceDate: '2024-01-01',
+        CorpTransferGlobalSequence: 1,
+      });
       assert.equal(other.statusCode, 404, 'the general budget is not spent yet');
     } finally {
       await h.close();
@@ -398,7 +521,12 @@ describe('rate limits', () => {
     // A limiter lets requests through until its connection is up (it never blocks the API): warm it.
     await new Promise((resolve) => setTimeout(resolve, 300));
     await secondLimiter.hit('warm-up', { limit: 1000, windowSeconds: 1 });
-    const second = await buildApp({ db: first.database.db, secrets: first.secrets, config: first.config, limiter: secondLimiter });
+    const second = await buildApp({
+      db: first.database.db,
+      secrets: first.secrets,
+      config: first.config,
+      limiter: secondLimiter,
+    });
     try {
       const request = (app: typeof second) =>
         app.inject({
@@ -410,7 +538,7 @@ describe('rate limits', () => {
       // Alternating between the instances; concurrent atomicity of the shared counter is covered in rate-limit.test.ts.
       const responses = [];
       for (let i = 0; i < 24; i += 1) responses.push(await request(i % 2 ? second : first.app));
-      assert.deepEqual(failedOpen.map(String), [], "no hit fell back to letting the request through");
+      assert.deepEqual(failedOpen.map(String), [], 'no hit fell back to letting the request through');
       assert.equal(responses.filter((r) => r.statusCode === 200).length, 10);
       assert.equal(responses.filter((r) => r.statusCode === 429).length, 14);
     } finally {
@@ -429,13 +557,25 @@ describe('JWT bearer tokens from an identity provider', () => {
   before(async () => {
     const { publicKey, privateKey } = await generateKeyPair('RS256');
     const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
-    server = createServer((_req, res) => res.setHeader('content-type', 'application/json').end(JSON.stringify({ keys: [jwk] })));
+    server = createServer((_req, res) =>
+      res.setHeader('content-type', 'application/json').end(JSON.stringify({ keys: [jwk] })),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const jwksUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`;
     sign = (claims) =>
-      new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer('https://idp.test').setAudience('coregate')
-        .setSubject('lending-app').setIssuedAt().setExpirationTime('5m').sign(privateKey);
-    h = await createHarness({ name: 'pglite' }, {}, { jwt: createJwtVerifier({ jwksUrl, issuer: 'https://idp.test', audience: 'coregate' }) });
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+        .setIssuer('https://idp.test')
+        .setAudience('coregate')
+        .setSubject('lending-app')
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .sign(privateKey);
+    h = await createHarness(
+      { name: 'pglite' },
+      {},
+      { jwt: createJwtVerifier({ jwksUrl, issuer: 'https://idp.test', audience: 'coregate' }) },
+    );
   });
   after(async () => {
     await h.close();
@@ -460,8 +600,13 @@ describe('JWT bearer tokens from an identity provider', () => {
 
   test('a JWT without the scope is 403; one for another audience is 401', async () => {
     assert.equal((await find(await sign({ scope: 'collateral:read' }))).statusCode, 403);
-    const foreign = await new SignJWT({ scope: 'findby' }).setProtectedHeader({ alg: 'HS256' }).setAudience('coregate')
-      .setIssuer('https://idp.test').setSubject('x').setExpirationTime('5m').sign(new TextEncoder().encode('k'.repeat(32)));
+    const foreign = await new SignJWT({ scope: 'findby' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setAudience('coregate')
+      .setIssuer('https://idp.test')
+      .setSubject('x')
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode('k'.repeat(32)));
     assert.equal((await find(foreign)).statusCode, 401);
   });
 });
@@ -477,7 +622,9 @@ describe('sensitive data at rest', () => {
           for (const name of generateAccount(627, index).records.ShareName) ssns.add(String(name.values.Ssn));
         }
         for (const record of RECORDS) {
-          const { rows } = await sql<{ row: string }>`select row_to_json(t)::text as row from ${sql.table(record.table)} t`.execute(h.database.db);
+          const { rows } = await sql<{
+            row: string;
+          }>`select row_to_json(t)::text as row from ${sql.table(record.table)} t`.execute(h.database.db);
           const dump = rows.map((r) => r.row).join('\n');
           assert.deepEqual(clearPans(dump), [], `${record.table} holds card numbers`);
           assert.deepEqual(clearSsns(dump, ssns), [], `${record.table} holds SSNs`);

@@ -515,7 +515,9 @@ test(
         await sql`set local enable_seqscan = off`.execute(trx);
         await sql`set local enable_bitmapscan = off`.execute(trx);
         return sql<{ 'QUERY PLAN': string }>`explain (costs off)
-          select distinct account_number from share_name where ${condition} order by account_number limit 1000`.execute(trx);
+          select distinct account_number from share_name where ${condition} order by account_number limit 1000`.execute(
+          trx,
+        );
       });
       const text = plan.rows.map((row) => row['QUERY PLAN']).join('\n');
       assert.match(text, new RegExp(`Index Only Scan using ${index}`), text);

@@ -84,8 +84,18 @@ for (const backend of BACKENDS) {
     });
     after(() => h.close());
 
-    const update = (record: RecordDef, family: Family, fields: Record<string, unknown>, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
-      h.call(pathOf(record, family), { ...addressOf(record, targets.get(record.name)!), [updatableFieldsName(record, family)]: fields, ...extra }, headers);
+    const update = (
+      record: RecordDef,
+      family: Family,
+      fields: Record<string, unknown>,
+      extra: Record<string, unknown> = {},
+      headers: Record<string, string> = {},
+    ) =>
+      h.call(
+        pathOf(record, family),
+        { ...addressOf(record, targets.get(record.name)!), [updatableFieldsName(record, family)]: fields, ...extra },
+        headers,
+      );
 
     for (const family of FAMILIES) {
       for (const record of SHARE_UPDATE_RECORDS) {
@@ -94,7 +104,12 @@ for (const backend of BACKENDS) {
           const value = sampleValue(field, family === 'P1' ? 11 : 22);
           const response = await update(record, family, { [field.name]: value });
           assert.equal(response.statusCode, 200, response.body);
-          const failed = family === 'P2' ? [] : hasMessageId(record) ? null : { Record: null, ErrorCode: null, ErrorMessage: null, PrimaryKeyField: [] };
+          const failed =
+            family === 'P2'
+              ? []
+              : hasMessageId(record)
+                ? null
+                : { Record: null, ErrorCode: null, ErrorMessage: null, PrimaryKeyField: [] };
           const updateStatus = {
             isAllFieldsUpdateSuccess: true,
             FailedUpdateStatus: failed,
@@ -102,7 +117,9 @@ for (const backend of BACKENDS) {
           };
           assert.deepEqual(
             response.json(),
-            hasMessageId(record) ? { UpdateStatus: updateStatus, MessageId: operationName(record) } : { UpdateStatus: updateStatus },
+            hasMessageId(record)
+              ? { UpdateStatus: updateStatus, MessageId: operationName(record) }
+              : { UpdateStatus: updateStatus },
           );
           assert.deepEqual(await stored(h, record, targets.get(record.name)!, [field]), { [field.name]: value });
         });
@@ -110,7 +127,11 @@ for (const backend of BACKENDS) {
     }
 
     test('a mixed request applies the valid fields and reports exactly the over-long one', async () => {
-      const response = await update(hold, 'P2', { Amount: 77.25, Reference1: 'x'.repeat(41), Reference2: 'CHECK 1021' });
+      const response = await update(hold, 'P2', {
+        Amount: 77.25,
+        Reference1: 'x'.repeat(41),
+        Reference2: 'CHECK 1021',
+      });
       const body = response.json();
       assert.equal(response.statusCode, 200);
       assert.equal(body.UpdateStatus.isAllFieldsUpdateSuccess, false);
@@ -127,7 +148,12 @@ for (const backend of BACKENDS) {
           ],
         },
       ]);
-      const after = await stored(h, hold, target, ['Amount', 'Reference1', 'Reference2'].map((n) => fieldOf(hold, n)!));
+      const after = await stored(
+        h,
+        hold,
+        target,
+        ['Amount', 'Reference1', 'Reference2'].map((n) => fieldOf(hold, n)!),
+      );
       assert.equal(after!.Amount, 77.25);
       assert.equal(after!.Reference2, 'CHECK 1021');
       assert.notEqual(after!.Reference1, 'x'.repeat(41));
@@ -156,26 +182,43 @@ for (const backend of BACKENDS) {
         const response = await update(record, 'P2', fields);
         assert.equal(response.statusCode, 200, response.body);
         const failures = response.json().UpdateStatus.FailedUpdateStatus;
-        assert.deepEqual(failures.map((f: { ErrorCode: string }) => f.ErrorCode), [code], JSON.stringify(fields));
+        assert.deepEqual(
+          failures.map((f: { ErrorCode: string }) => f.ErrorCode),
+          [code],
+          JSON.stringify(fields),
+        );
       }
     });
 
     test('P1 name and tracking return a single failure object when nothing failed, an array otherwise', async () => {
       const ok = (await update(name, 'P1', { First: 'MARIA' })).json();
-      assert.deepEqual(ok.UpdateStatus.FailedUpdateStatus, { Record: null, ErrorCode: null, ErrorMessage: null, PrimaryKeyField: [] });
+      assert.deepEqual(ok.UpdateStatus.FailedUpdateStatus, {
+        Record: null,
+        ErrorCode: null,
+        ErrorMessage: null,
+        PrimaryKeyField: [],
+      });
       const failed = (await update(name, 'P1', { Locator: 9 })).json();
-      assert.deepEqual(failed.UpdateStatus.FailedUpdateStatus.map((f: { ErrorCode: string }) => f.ErrorCode), ['READ_ONLY_FIELD']);
+      assert.deepEqual(
+        failed.UpdateStatus.FailedUpdateStatus.map((f: { ErrorCode: string }) => f.ErrorCode),
+        ['READ_ONLY_FIELD'],
+      );
       assert.equal(failed.UpdateStatus.isAllFieldsUpdateSuccess, false);
     });
 
     test('2022.01 ShareNameUpdatableFields rejects MemberNumber, and tracking rejects Locator, with 400', async () => {
       const response = await update(name, 'P2', { MemberNumber: '123' });
       assert.equal(response.statusCode, 400);
-      assert.deepEqual(response.json().errors, [{ pointer: '/ShareNameUpdatableFields/MemberNumber', detail: 'is not a known property' }]);
+      assert.deepEqual(response.json().errors, [
+        { pointer: '/ShareNameUpdatableFields/MemberNumber', detail: 'is not a known property' },
+      ]);
       const tracking = SHARE_UPDATE_RECORDS.find((r) => r.name === 'ShareTracking')!;
       const trackingResponse = await update(tracking, 'P2', { Locator: 2, FmLastDate: '2024-01-01' });
       assert.deepEqual(
-        trackingResponse.json().errors.map((e: { pointer: string }) => e.pointer).sort(),
+        trackingResponse
+          .json()
+          .errors.map((e: { pointer: string }) => e.pointer)
+          .sort(),
         ['/ShareTrackingUpdatableFields/FmLastDate', '/ShareTrackingUpdatableFields/Locator'],
       );
       assert.equal((await update(name, 'P1', { MemberNumber: '123' })).statusCode, 200, 'P1 has MemberNumber');
@@ -184,22 +227,33 @@ for (const backend of BACKENDS) {
     test('a value of the wrong JSON type is a 400, not a per-field failure', async () => {
       const response = await update(hold, 'P2', { Amount: '12.00', Reference1: 5 });
       assert.equal(response.statusCode, 400);
-      assert.deepEqual(response.json().errors.map((e: { pointer: string }) => e.pointer).sort(), [
-        '/ShareHoldUpdatableFields/Amount',
-        '/ShareHoldUpdatableFields/Reference1',
-      ]);
+      assert.deepEqual(
+        response
+          .json()
+          .errors.map((e: { pointer: string }) => e.pointer)
+          .sort(),
+        ['/ShareHoldUpdatableFields/Amount', '/ShareHoldUpdatableFields/Reference1'],
+      );
     });
 
     test('repeating entries are added, replaced and removed by EntryId', async () => {
       const target = targets.get('ShareNote')!;
       const text = fieldOf(note, 'Text')!;
-      await update(note, 'P2', { Text: [{ EntryId: 1, Text: 'FIRST' }, { EntryId: 7, Text: 'SEVENTH' }] });
+      await update(note, 'P2', {
+        Text: [
+          { EntryId: 1, Text: 'FIRST' },
+          { EntryId: 7, Text: 'SEVENTH' },
+        ],
+      });
       await update(note, 'P2', { Text: [{ EntryId: 7, Text: 'SEVENTH AGAIN' }] });
       const entries = (await stored(h, note, target, [text]))!.Text as { EntryId: number; Text: string }[];
-      assert.deepEqual(entries.filter((e) => [1, 7].includes(e.EntryId)), [
-        { EntryId: 1, Text: 'FIRST' },
-        { EntryId: 7, Text: 'SEVENTH AGAIN' },
-      ]);
+      assert.deepEqual(
+        entries.filter((e) => [1, 7].includes(e.EntryId)),
+        [
+          { EntryId: 1, Text: 'FIRST' },
+          { EntryId: 7, Text: 'SEVENTH AGAIN' },
+        ],
+      );
       await update(note, 'P2', { Text: [{ EntryId: 7, Text: null }] });
       const after = (await stored(h, note, target, [text]))!.Text as { EntryId: number }[];
       assert.ok(!after.some((e) => e.EntryId === 7));
@@ -218,9 +272,21 @@ for (const backend of BACKENDS) {
       test('a request that cannot identify the record is 400 naming what is missing', async () => {
         const response = await h.call(pathOf(hold, 'P2'), { ShareId: '0000', ShareHoldUpdatableFields: { Amount: 1 } });
         assert.equal(response.statusCode, 400);
-        assert.deepEqual(response.json().errors.map((e: { pointer: string }) => e.pointer).sort(), ['/AccountNumber', '/ShareHoldLocator']);
+        assert.deepEqual(
+          response
+            .json()
+            .errors.map((e: { pointer: string }) => e.pointer)
+            .sort(),
+          ['/AccountNumber', '/ShareHoldLocator'],
+        );
         const noFields = await h.call(pathOf(share, 'P1'), { AccountNumber: '0000000001' });
-        assert.deepEqual(noFields.json().errors.map((e: { pointer: string }) => e.pointer).sort(), ['/ShareFields', '/ShareId']);
+        assert.deepEqual(
+          noFields
+            .json()
+            .errors.map((e: { pointer: string }) => e.pointer)
+            .sort(),
+          ['/ShareFields', '/ShareId'],
+        );
       });
 
       test('an empty fields object is 400', async () => {
@@ -242,10 +308,11 @@ for (const backend of BACKENDS) {
         const target = targets.get('ShareHold')!;
         const before = (await stored(h, hold, target, [fieldOf(hold, 'Amount')!]))!.Amount;
         const since = (await historyRows(h)).length;
-        const response = await h.call(
-          pathOf(hold, 'P1'),
-          { ...addressOf(hold, target), ShareHoldFields: { Amount: 401.99, Reference3: 'BRANCH 7' }, Credentials: { UserNumberCredentials: { UserNumber: 31, Password: 'teller-31' } } },
-        );
+        const response = await h.call(pathOf(hold, 'P1'), {
+          ...addressOf(hold, target),
+          ShareHoldFields: { Amount: 401.99, Reference3: 'BRANCH 7' },
+          Credentials: { UserNumberCredentials: { UserNumber: 31, Password: 'teller-31' } },
+        });
         assert.equal(response.statusCode, 200, response.body);
         const rows = (await historyRows(h)).slice(since);
         assert.equal(rows.length, 2);
@@ -280,10 +347,18 @@ for (const backend of BACKENDS) {
       const before = await stored(h, hold, target, [fieldOf(hold, 'Amount')!, fieldOf(hold, 'Reference1')!]);
       const historyBefore = (await historyRows(h)).length;
       // The second history row fails to insert; the record update and the first row must roll back.
-      await sql.raw(`create function refuse_reference1() returns trigger language plpgsql as $$
-        begin if new.field_name = 'Reference1' then raise exception 'history store unavailable'; end if; return new; end $$`).execute(h.database.db);
-      await sql.raw(`create trigger refuse_reference1 before insert on account_fm_history
-        for each row execute function refuse_reference1()`).execute(h.database.db);
+      await sql
+        .raw(
+          `create function refuse_reference1() returns trigger language plpgsql as $$
+        begin if new.field_name = 'Reference1' then raise exception 'history store unavailable'; end if; return new; end $$`,
+        )
+        .execute(h.database.db);
+      await sql
+        .raw(
+          `create trigger refuse_reference1 before insert on account_fm_history
+        for each row execute function refuse_reference1()`,
+        )
+        .execute(h.database.db);
       try {
         const response = await update(hold, 'P2', { Amount: 999.99, Reference1: 'NEVER STORED' });
         assert.equal(response.statusCode, 500);
@@ -302,7 +377,9 @@ for (const backend of BACKENDS) {
       await update(hold, 'P2', { Amount: 0 });
       const since = Number((await historyRows(h)).at(-1)!.sequence_number);
       const amounts = Array.from({ length: 200 }, (_, i) => i + 1);
-      const responses = await Promise.all(amounts.map((amount) => update(hold, amounts.length % 2 ? 'P1' : 'P2', { Amount: amount })));
+      const responses = await Promise.all(
+        amounts.map((amount) => update(hold, amounts.length % 2 ? 'P1' : 'P2', { Amount: amount })),
+      );
       assert.ok(responses.every((r) => r.statusCode === 200));
       const rows = await historyRows(h, sql`sequence_number > ${since} and field_name = 'Amount'`);
       assert.equal(rows.length, 200);
@@ -313,7 +390,10 @@ for (const backend of BACKENDS) {
         previous = row.new_money as number;
       }
       assert.deepEqual((await stored(h, hold, target, [fieldOf(hold, 'Amount')!]))!.Amount, previous);
-      assert.deepEqual([...new Set(rows.map((r) => r.new_money))].sort((a, b) => (a as number) - (b as number)), amounts);
+      assert.deepEqual(
+        [...new Set(rows.map((r) => r.new_money))].sort((a, b) => (a as number) - (b as number)),
+        amounts,
+      );
     });
 
     describe('Idempotency-Key', () => {
@@ -328,7 +408,11 @@ for (const backend of BACKENDS) {
         assert.equal(retry.body, first.body);
         assert.equal(retry.headers['idempotent-replayed'], 'true');
         const target = targets.get('ShareHold')!;
-        assert.equal((await stored(h, hold, target, [fieldOf(hold, 'Amount')!]))!.Amount, 30, 'the retry did not apply again');
+        assert.equal(
+          (await stored(h, hold, target, [fieldOf(hold, 'Amount')!]))!.Amount,
+          30,
+          'the retry did not apply again',
+        );
         assert.equal((await historyRows(h)).length, since + 2);
       });
 
@@ -343,7 +427,9 @@ for (const backend of BACKENDS) {
       test('parallel requests with one key apply once', async () => {
         const since = (await historyRows(h)).length;
         const headers = { 'idempotency-key': `parallel-${backend.name}` };
-        const responses = await Promise.all(Array.from({ length: 10 }, () => update(hold, 'P2', { Amount: 314.15 }, {}, headers)));
+        const responses = await Promise.all(
+          Array.from({ length: 10 }, () => update(hold, 'P2', { Amount: 314.15 }, {}, headers)),
+        );
         assert.ok(responses.every((r) => r.statusCode === 200 && r.body === responses[0]!.body));
         assert.ok((await historyRows(h)).length <= since + 1);
       });
@@ -362,7 +448,10 @@ for (const backend of BACKENDS) {
           fc.integer({ min: 1, max: 2 ** 31 - 1 }),
           async (record, family, seed) => {
             const fields = updatable(record, family);
-            const chosen = fc.sample(fc.subarray(fields, { minLength: 1, maxLength: Math.min(6, fields.length) }), { numRuns: 1, seed })[0]!;
+            const chosen = fc.sample(fc.subarray(fields, { minLength: 1, maxLength: Math.min(6, fields.length) }), {
+              numRuns: 1,
+              seed,
+            })[0]!;
             const values = Object.fromEntries(chosen.map((f, i) => [f.name, sampleValue(f, seed + i)]));
             const response = await update(record, family, values);
             assert.equal(response.statusCode, 200, response.body);
@@ -375,7 +464,11 @@ for (const backend of BACKENDS) {
               }
               const entries = saved[field.name] as Record<string, unknown>[];
               for (const entry of values[field.name] as Record<string, unknown>[]) {
-                assert.deepEqual(entries.find((e) => e.EntryId === entry.EntryId), entry, field.name);
+                assert.deepEqual(
+                  entries.find((e) => e.EntryId === entry.EntryId),
+                  entry,
+                  field.name,
+                );
               }
             }
           },
@@ -393,7 +486,10 @@ for (const backend of BACKENDS) {
           fc.array(fc.oneof(fc.jsonValue(), fc.string(), fc.double(), fc.integer({ min: -(2 ** 40), max: 2 ** 40 }))),
           async (record, family, seed, junk) => {
             const fields = record.fields.filter((f) => f.families.includes(family));
-            const chosen = fc.sample(fc.subarray(fields, { minLength: 1, maxLength: Math.min(4, fields.length) }), { numRuns: 1, seed })[0]!;
+            const chosen = fc.sample(fc.subarray(fields, { minLength: 1, maxLength: Math.min(4, fields.length) }), {
+              numRuns: 1,
+              seed,
+            })[0]!;
             const values = Object.fromEntries(
               chosen.map((f, i) => [f.name, junk.length > 0 ? junk[i % junk.length] : fc.sample(validValue(f), 1)[0]]),
             );

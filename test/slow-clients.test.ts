@@ -60,7 +60,11 @@ describe('slow clients on a listening server', () => {
 
   test('a client that drips its header block is cut off at the header deadline', async () => {
     const client = await open(port);
-    void drip(client.socket, 'POST /gw/627/persistent/findby/findBySSN HTTP/1.1\r\nHost: x\r\nX-Slow: ' + 'a'.repeat(200), 200);
+    void drip(
+      client.socket,
+      'POST /gw/627/persistent/findby/findBySSN HTTP/1.1\r\nHost: x\r\nX-Slow: ' + 'a'.repeat(200),
+      200,
+    );
     const closedAfter = await client.closed();
     assert.ok(closedAfter < limits.headersTimeoutMs + CHECK_SLACK_MS, `closed after ${Math.round(closedAfter)} ms`);
   });
@@ -135,7 +139,9 @@ describe('SIGTERM', () => {
       child.once('exit', (code) => resolve({ code, at: performance.now() })),
     );
     const dripping = await open(port);
-    dripping.socket.write('POST /gw/627/persistent/findby/findBySSN HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n');
+    dripping.socket.write(
+      'POST /gw/627/persistent/findby/findBySSN HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n',
+    );
     void drip(dripping.socket, '{'.repeat(1000), 100);
     const inFlight = fetch(`http://127.0.0.1:${port}/ready`);
     await sleep(50);

@@ -59,7 +59,10 @@ export function fieldRuleViolation(field: FieldDef, value: unknown): FieldRuleVi
   const range = () =>
     (field.minimum !== undefined && (value as number) < field.minimum) ||
     (field.maximum !== undefined && (value as number) > field.maximum)
-      ? { code: 'OUT_OF_RANGE' as const, message: `${field.name} must be between ${field.minimum} and ${field.maximum}` }
+      ? {
+          code: 'OUT_OF_RANGE' as const,
+          message: `${field.name} must be between ${field.minimum} and ${field.maximum}`,
+        }
       : undefined;
   switch (field.kind) {
     case 'string': {

@@ -3,18 +3,7 @@
  * rest (the spec says "not shown beyond the fields in this table") follow the Symitar-style records the
  * spec mirrors and are listed in docs/decisions.md.
  */
-import {
-  code,
-  date,
-  int,
-  money,
-  numbered,
-  onlyIn,
-  rate,
-  repeating,
-  str,
-  type FieldDef,
-} from './fields.js';
+import { code, date, int, money, numbered, onlyIn, rate, repeating, str, type FieldDef } from './fields.js';
 
 export type SqlType = 'varchar(4)' | 'varchar(10)' | 'integer' | 'date';
 
@@ -471,11 +460,7 @@ export const RECORDS: readonly RecordDef[] = [
     date('ExpirationDate'),
     ...numbered(1, 3, (n) => str(`Reference${n}`, 40)),
   ]),
-  shareChild('ShareNote', 'share_note', [
-    code('Code'),
-    date('ExpirationDate'),
-    repeating(str('Text', 40), 20),
-  ]),
+  shareChild('ShareNote', 'share_note', [code('Code'), date('ExpirationDate'), repeating(str('Text', 40), 20)]),
   shareChild('ShareTransfer', 'share_transfer', [
     code('Type'),
     str('Description', 40),

@@ -55,7 +55,10 @@ export function recordSchema(record: RecordDef): TSchema {
   for (const child of childRecords(record)) {
     properties[child.list] = Type.Optional(
       Type.Object(
-        { hasReachedMaximumListSize: Type.Boolean(), [child.record.name]: Type.Array(Type.Ref(schemaIds.record(child.record))) },
+        {
+          hasReachedMaximumListSize: Type.Boolean(),
+          [child.record.name]: Type.Array(Type.Ref(schemaIds.record(child.record))),
+        },
         { additionalProperties: false },
       ),
     );
@@ -75,7 +78,10 @@ export function selectorSchema(record: RecordDef): TSchema {
         f.name,
         Type.Optional(
           f.repeating
-            ? Type.Union([Type.Boolean(), Type.Array(Type.Integer({ minimum: 1 }), { maxItems: f.repeating.maxEntries })])
+            ? Type.Union([
+                Type.Boolean(),
+                Type.Array(Type.Integer({ minimum: 1 }), { maxItems: f.repeating.maxEntries }),
+              ])
             : Type.Boolean(),
         ),
       ]),
@@ -128,7 +134,11 @@ export function childrenFilterSchema(record: RecordDef): TSchema {
             {
               Query: Type.Optional(QuerySchema),
               ...(child.record.children.length > 0
-                ? { [schemaIds.childrenFilter(child.record)]: Type.Optional(Type.Ref(schemaIds.childrenFilter(child.record))) }
+                ? {
+                    [schemaIds.childrenFilter(child.record)]: Type.Optional(
+                      Type.Ref(schemaIds.childrenFilter(child.record)),
+                    ),
+                  }
                 : {}),
             },
             { additionalProperties: false },
@@ -183,7 +193,10 @@ export function updatableFieldsSchema(record: RecordDef, family: Family): TSchem
         const schema = f.repeating
           ? Type.Array(
               Type.Object(
-                { EntryId: Type.Integer({ description: `1 to ${f.repeating.maxEntries}` }), [f.name]: scalarRequest(f) },
+                {
+                  EntryId: Type.Integer({ description: `1 to ${f.repeating.maxEntries}` }),
+                  [f.name]: scalarRequest(f),
+                },
                 { additionalProperties: false },
               ),
               { maxItems: 100, description: `${description}; entries by EntryId, a null value removes the entry` },

@@ -122,7 +122,9 @@ export async function tokenCommand(argv: string[], config: Config, print: Print)
         if (existing) throw new UsageError(`A token named ${name} exists already`);
         const { token, record } = await tokens.create(db, name, parseScopes(values.scopes), expires);
         print(token);
-        print(`# ${record.name}: scopes ${record.scopes.join(', ')}${record.expiresAt ? `, expires ${record.expiresAt}` : ''}`);
+        print(
+          `# ${record.name}: scopes ${record.scopes.join(', ')}${record.expiresAt ? `, expires ${record.expiresAt}` : ''}`,
+        );
         return;
       }
       case 'list':
@@ -195,7 +197,11 @@ const MEMBER: CommandSpec = {
 
 Sets a member's home banking password and/or audio access code (stored as scrypt hashes), which
 AccountNumber, HomeBanking and Lookup credentials verify against.`,
-  options: { account: { type: 'string' }, 'home-banking-password': { type: 'string' }, 'audio-access-code': { type: 'string' } },
+  options: {
+    account: { type: 'string' },
+    'home-banking-password': { type: 'string' },
+    'audio-access-code': { type: 'string' },
+  },
 };
 
 export async function memberCommand(argv: string[], config: Config, print: Print): Promise<void> {
@@ -205,7 +211,8 @@ export async function memberCommand(argv: string[], config: Config, print: Print
   if (!account || !/^[0-9]{10}$/.test(account)) throw new UsageError(`--account must be 10 digits\n\n${MEMBER.usage}`);
   const password = values['home-banking-password'];
   const audio = values['audio-access-code'];
-  if (!password && !audio) throw new UsageError(`Give --home-banking-password or --audio-access-code\n\n${MEMBER.usage}`);
+  if (!password && !audio)
+    throw new UsageError(`Give --home-banking-password or --audio-access-code\n\n${MEMBER.usage}`);
   await withRuntime(config, async ({ database: { db } }) => {
     await memberSecrets.set(db, account, {
       homeBankingPasswordHash: password ? await hashPassword(password) : null,
@@ -244,10 +251,23 @@ export async function auditCommand(argv: string[], config: Config, print: Print)
   const limit = integerOption(values.limit, 'limit', 1000, AUDIT);
   await withRuntime(config, async ({ database: { db } }) => {
     const rows = await readAudit(db, since, { accountNumber: values.account, limit });
-    print(['at', 'status', 'code', 'operation', 'token', 'user', 'member', 'accounts', 'collateral', 'request'].join('\t'));
+    print(
+      ['at', 'status', 'code', 'operation', 'token', 'user', 'member', 'accounts', 'collateral', 'request'].join('\t'),
+    );
     for (const row of rows) {
       print(
-        [row.at, row.status, row.code, row.operation, row.tokenName, row.userNumber, row.memberAccount, row.accountNumbers, row.collateralNumber, row.requestId]
+        [
+          row.at,
+          row.status,
+          row.code,
+          row.operation,
+          row.tokenName,
+          row.userNumber,
+          row.memberAccount,
+          row.accountNumbers,
+          row.collateralNumber,
+          row.requestId,
+        ]
           .map((v) => (v === null || v === undefined ? '-' : String(v)))
           .join('\t'),
       );

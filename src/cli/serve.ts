@@ -113,7 +113,11 @@ const connectionErrors = {
 };
 
 /** Migrates and sets up the demo when asked; returns the runtime, still open, and whether the demo was set up now. */
-async function prepare(config: Config, wantsDemo: boolean, print: Print): Promise<{ runtime: Runtime; seeded: boolean }> {
+async function prepare(
+  config: Config,
+  wantsDemo: boolean,
+  print: Print,
+): Promise<{ runtime: Runtime; seeded: boolean }> {
   const runtime = await openRuntimeWhenReachable(config, toStderr);
   const { bootstrapDemo, demoCredentialsFile } = await import('./demo.js');
   const seeded = wantsDemo && (await bootstrapDemo(runtime, config));
@@ -135,7 +139,8 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
     logger: { level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } },
     jwt: jwtSettings ? createJwtVerifier(jwtSettings) : undefined,
   });
-  connectionErrors.report = (error) => app.log.warn({ err: error }, 'a database connection was lost; it will be replaced');
+  connectionErrors.report = (error) =>
+    app.log.warn({ err: error }, 'a database connection was lost; it will be replaced');
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) {
@@ -144,7 +149,10 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
       process.exit(1);
     }
     stopping = true;
-    app.log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: no new connections, finishing requests in flight');
+    app.log.info(
+      { signal, graceMs: config.shutdownGraceMs },
+      'shutting down: no new connections, finishing requests in flight',
+    );
     // Whatever the clients do (a body dripping in, a connection held open), the process ends within the grace period.
     const deadline = setTimeout(() => {
       app.log.warn('requests still open after the grace period; closing their connections');
@@ -189,10 +197,12 @@ async function serveWorker(config: Config): Promise<void> {
  * a row) and stops them all on a signal.
  */
 async function servePrimary(config: Config, wantsDemo: boolean, workers: number, print: Print): Promise<void> {
-  const seeded = wantsDemo ? await prepare(config, wantsDemo, print).then(async ({ runtime, seeded }) => {
-    await runtime.database.close();
-    return seeded;
-  }) : false;
+  const seeded = wantsDemo
+    ? await prepare(config, wantsDemo, print).then(async ({ runtime, seeded }) => {
+        await runtime.database.close();
+        return seeded;
+      })
+    : false;
   let stopping = false;
   let quickDeaths = 0;
   const listeningPorts = new Map<number, number>();
@@ -297,7 +307,8 @@ async function printBanner(config: Config, port: number, print: Print, options: 
     const [bearer, password] = options.showSecrets
       ? [`'Authorization: Bearer ${demo.apiToken}'`, demo.adminPassword]
       : ['"Authorization: Bearer $TOKEN"', `'"$ADMIN_PASSWORD"'`];
-    if (!options.showSecrets) print(`  TOKEN=$(jq -r .apiToken ${file}); ADMIN_PASSWORD=$(jq -r .adminPassword ${file})`);
+    if (!options.showSecrets)
+      print(`  TOKEN=$(jq -r .apiToken ${file}); ADMIN_PASSWORD=$(jq -r .adminPassword ${file})`);
     print(
       `  curl -s ${base}/gw/627/persistent/findby/findByShortName -H ${bearer} -H 'Content-Type: application/json' ` +
         `-d '{"Credentials":{"AdministrativeCredentials":{"Password":"${password}"}},"ShortName":"${shortName.shortName}"}'`,

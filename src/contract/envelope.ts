@@ -31,7 +31,10 @@ export const CREDENTIAL_SCHEMAS = {
     HomeBankingPassword: Type.Optional(secret('Home banking password')),
     AudioAccessCode: Type.Optional(secret('Audio response access code')),
   },
-  HomeBankingCredentials: { UserName: text(1, 64, 'Home banking user name'), Password: secret('Home banking password') },
+  HomeBankingCredentials: {
+    UserName: text(1, 64, 'Home banking user name'),
+    Password: secret('Home banking password'),
+  },
   CardCredentials: { CardNumber: digits(12, 19, 'Card number') },
   MICRCredentials: { MICRNumber: digits(4, 20, 'MICR number') },
   LookupCredentials: {

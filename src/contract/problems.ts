@@ -65,7 +65,9 @@ export class Problem extends Error {
 /** @example throw validationFailed([{ pointer: '/CardNumber', detail: 'must be string' }]) */
 export function validationFailed(errors: readonly PropertyError[]): Problem {
   const detail =
-    errors.length === 1 ? `${errors[0]!.pointer || 'body'}: ${errors[0]!.detail}` : `${errors.length} properties are not valid`;
+    errors.length === 1
+      ? `${errors[0]!.pointer || 'body'}: ${errors[0]!.detail}`
+      : `${errors.length} properties are not valid`;
   return new Problem(400, 'VALIDATION_FAILED', detail, errors);
 }
 

@@ -40,7 +40,8 @@ function ivSource(): () => Buffer {
 
 /** Builds the secrets from a 32-byte master key. */
 export function secretsFromMaster(master: Buffer): Secrets {
-  const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `coregate:${purpose}`, 32));
+  const derive = (purpose: string) =>
+    Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `coregate:${purpose}`, 32));
   const hmacKey = derive('lookup-hmac');
   const encKey = derive('at-rest-aes-gcm');
   const nextIv = ivSource();

@@ -107,7 +107,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // Long enough that a busy event loop under a burst does not turn into an outage; short enough that
       // noticing one costs a request at most a second (during it, no request waits for Redis).
       timeoutMs: 1000,
-      onError: (error) => app.log.warn({ err: error }, 'Redis is unavailable; rate limits are enforced per instance until it is back'),
+      onError: (error) =>
+        app.log.warn({ err: error }, 'Redis is unavailable; rate limits are enforced per instance until it is back'),
       onRecover: () => app.log.info('Redis is back; rate limits are shared again'),
     });
   const audit = new AuditLog(db, {

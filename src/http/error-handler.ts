@@ -5,7 +5,13 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isConnectionFailure } from '../store/database.js';
-import { databaseUnavailable, Problem, problemBody, validationFailed, type PropertyError } from '../contract/problems.js';
+import {
+  databaseUnavailable,
+  Problem,
+  problemBody,
+  validationFailed,
+  type PropertyError,
+} from '../contract/problems.js';
 
 interface AjvError {
   instancePath: string;
@@ -40,8 +46,7 @@ export function propertyErrors(errors: readonly AjvError[]): PropertyError[] {
 }
 
 const FASTIFY_CODES: Record<string, () => Problem> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
-    new Problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new Problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json'),
   FST_ERR_CTP_BODY_TOO_LARGE: () => new Problem(413, 'PAYLOAD_TOO_LARGE', 'The body exceeds the size limit'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
     new Problem(400, 'MALFORMED_JSON', 'The body length does not match Content-Length'),

@@ -35,7 +35,8 @@ export function registerMaintenance(app: FastifyInstance, options: MaintenanceOp
       failing = false;
       if (swept > 0) app.log.info({ swept }, 'expired idempotency keys swept');
     } catch (error) {
-      if (!failing) app.log.warn({ err: error }, 'expired idempotency keys could not be swept; trying again at the next interval');
+      if (!failing)
+        app.log.warn({ err: error }, 'expired idempotency keys could not be swept; trying again at the next interval');
       failing = true;
     }
   };

@@ -16,7 +16,9 @@ export function openApiOptions(): SwaggerOptions {
           '`Authorization: Bearer <token>`. Errors are RFC 9457 problem details with a stable `code`.',
       },
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token from `coregate token create`' } },
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token from `coregate token create`' },
+        },
       },
     },
     refResolver: {

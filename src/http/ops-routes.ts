@@ -8,7 +8,10 @@ import { operationPath } from '../operations/types.js';
 import { ping, type Db } from '../store/database.js';
 import { databaseUnavailable } from '../contract/problems.js';
 
-export function registerOpsRoutes(app: FastifyInstance, options: { db: Db; operations: readonly AnyOperation[] }): void {
+export function registerOpsRoutes(
+  app: FastifyInstance,
+  options: { db: Db; operations: readonly AnyOperation[] },
+): void {
   const hide = { hide: true };
   const Status = Type.Object({ status: Type.String() });
 

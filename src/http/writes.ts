@@ -15,7 +15,9 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
 /** What makes two requests "the same": the route and the body without its credentials. */
 function requestHash(path: string, body: Record<string, unknown>): string {
   const { Credentials: _credentials, ...rest } = body;
-  return createHash('sha256').update(`${path}\n${canonicalJson(rest)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${path}\n${canonicalJson(rest)}`)
+    .digest('hex');
 }
 
 function idempotencyKeyOf(header: string | string[] | undefined): string | undefined {
@@ -44,7 +46,9 @@ export interface WriteRequest {
 /** Keys are per caller; a caller name longer than the column (a long JWT subject) is kept as its digest. */
 const OWNER_MAX = 64;
 function keyOwner(tokenName: string): string {
-  return tokenName.length <= OWNER_MAX ? tokenName : `sha256:${createHash('sha256').update(tokenName).digest('base64url')}`;
+  return tokenName.length <= OWNER_MAX
+    ? tokenName
+    : `sha256:${createHash('sha256').update(tokenName).digest('base64url')}`;
 }
 
 export async function runWrite(request: WriteRequest, apply: (trx: Db) => Promise<unknown>): Promise<unknown> {
@@ -52,7 +56,13 @@ export async function runWrite(request: WriteRequest, apply: (trx: Db) => Promis
   const owner = keyOwner(request.tokenName);
   return request.db.transaction().execute(async (trx) => {
     if (key !== undefined) {
-      const reservation = await idempotencyKeys.reserve(trx, owner, key, requestHash(request.path, request.body), request.retentionHours);
+      const reservation = await idempotencyKeys.reserve(
+        trx,
+        owner,
+        key,
+        requestHash(request.path, request.body),
+        request.retentionHours,
+      );
       if (reservation.kind === 'conflict') {
         throw new Problem(422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request');
       }

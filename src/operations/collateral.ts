@@ -12,13 +12,7 @@ import { recordTree } from '../store/record-tree.js';
 import type { Row } from '../store/records.js';
 import { text } from '../contract/envelope.js';
 import { PagingTokens, PagingRequestContextSchema, type PagingRequest, type PagingScope } from './paging.js';
-import {
-  compileFilter,
-  selectedPlan,
-  type ChildrenFilter,
-  type ReadPlan,
-  type SelectableFields,
-} from './read-plan.js';
+import { compileFilter, selectedPlan, type ChildrenFilter, type ReadPlan, type SelectableFields } from './read-plan.js';
 import { defineOperation, STAFF_CREDENTIALS, type OperationContext, type RequestBody } from './types.js';
 
 interface Kind {
@@ -156,10 +150,16 @@ function requestSchema(record: RecordDef, kind: Kind): CollateralRequest {
   const locator = Type.Integer({ minimum: 1, maximum: 2147483647 });
   return {
     CollateralNumber: text(1, 10, 'The collateral number'),
-    ...Object.fromEntries(ancestors(record).slice(1).map((a) => [locatorField(a), locator])),
+    ...Object.fromEntries(
+      ancestors(record)
+        .slice(1)
+        .map((a) => [locatorField(a), locator]),
+    ),
     ...(kind.shape === 'single' && record !== ROOT ? { [locatorField(record)]: locator } : {}),
     ...(kind.selects ? { SelectableFields: Type.Optional(Type.Ref(schemaIds.selectable(record))) } : {}),
-    ...(kind.filtersChildren ? { ChildrenSearchFilter: Type.Optional(Type.Ref(schemaIds.childrenFilter(record))) } : {}),
+    ...(kind.filtersChildren
+      ? { ChildrenSearchFilter: Type.Optional(Type.Ref(schemaIds.childrenFilter(record))) }
+      : {}),
     ...(kind.searchFilter
       ? {
           SearchFilter: Type.Optional(
@@ -203,7 +203,9 @@ function readPlan(record: RecordDef, kind: Kind, body: CollateralBody): ReadPlan
   const childrenFilter = kind.filtersChildren
     ? body.ChildrenSearchFilter
     : (body.SearchFilter?.[schemaIds.childrenFilter(record)] as ChildrenFilter | undefined);
-  const filterPointer = kind.filtersChildren ? '/ChildrenSearchFilter' : `/SearchFilter/${schemaIds.childrenFilter(record)}`;
+  const filterPointer = kind.filtersChildren
+    ? '/ChildrenSearchFilter'
+    : `/SearchFilter/${schemaIds.childrenFilter(record)}`;
   return selectedPlan(
     record,
     kind.selects ? body.SelectableFields : undefined,

@@ -36,7 +36,10 @@ function lookupResult(match: ShareMatch | undefined) {
 
 /** The accounts a lookup answered with, for the audit trail. */
 function foundAccounts(result: unknown): string[] {
-  const { AccountNumber, Result } = result as { AccountNumber?: string | string[] | null; Result?: { AccountNumber: string } | null };
+  const { AccountNumber, Result } = result as {
+    AccountNumber?: string | string[] | null;
+    Result?: { AccountNumber: string } | null;
+  };
   return [AccountNumber, Result?.AccountNumber].flat().filter((a): a is string => typeof a === 'string');
 }
 

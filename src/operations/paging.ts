@@ -15,7 +15,11 @@ export const PagingRequestContextSchema = Type.Object(
       Type.Integer({ minimum: 1, description: 'Page size; values above the configured maximum are capped to it' }),
     ),
     NumberOfRecordsToSkip: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: 100_000, description: 'Records to skip after the token position (or the start)' }),
+      Type.Integer({
+        minimum: 0,
+        maximum: 100_000,
+        description: 'Records to skip after the token position (or the start)',
+      }),
     ),
     Token: Type.Optional(Type.String({ maxLength: 2048, description: 'The Token of the previous page' })),
   },

@@ -44,7 +44,9 @@ const FailureItem = Type.Object(
     Record: Type.Unsafe<string | null>({ type: ['string', 'null'] }),
     ErrorCode: Type.Unsafe<string | null>({ type: ['string', 'null'] }),
     ErrorMessage: Type.Unsafe<string | null>({ type: ['string', 'null'] }),
-    PrimaryKeyField: Type.Array(Type.Object({ Name: Type.String(), Value: Type.String() }, { additionalProperties: false })),
+    PrimaryKeyField: Type.Array(
+      Type.Object({ Name: Type.String(), Value: Type.String() }, { additionalProperties: false }),
+    ),
   },
   { $id: 'FailedUpdateItem', additionalProperties: false },
 );
@@ -98,7 +100,9 @@ function response(family: Family, record: RecordDef, failures: FailureBody[]) {
     FailedUpdateStatus: failedUpdateStatus(family, record, failures),
     ...(family === 'P1' && carriesMessageId(record) ? { Version_1: null, _value_1: null } : {}),
   };
-  return carriesMessageId(record) ? { UpdateStatus: updateStatus, MessageId: operationName(record) } : { UpdateStatus: updateStatus };
+  return carriesMessageId(record)
+    ? { UpdateStatus: updateStatus, MessageId: operationName(record) }
+    : { UpdateStatus: updateStatus };
 }
 
 // ---- Addressing ----
@@ -114,7 +118,8 @@ type UpdateRequest = { AccountNumber: typeof AccountNumberSchema; ShareId: TOpti
 type UpdateBody = RequestBody<UpdateRequest>;
 
 /** A body property whose name comes from the catalog (validated by the route like every other). */
-const property = (body: UpdateBody, name: string): unknown => (body as unknown as Readonly<Record<string, unknown>>)[name];
+const property = (body: UpdateBody, name: string): unknown =>
+  (body as unknown as Readonly<Record<string, unknown>>)[name];
 
 /**
  * The record a request names. AccountNumber and the locator (ShareId for updateShareByID) identify it,
@@ -176,10 +181,16 @@ function planRepeating(field: FieldDef, current: unknown, entries: Entry[], plan
     const value = entry[field.name] ?? null;
     const violation =
       entry.EntryId < 1 || entry.EntryId > maxEntries
-        ? { code: 'INVALID_ENTRY_ID' as const, message: `${field.name} EntryId must be between 1 and ${maxEntries}, got ${entry.EntryId}` }
+        ? {
+            code: 'INVALID_ENTRY_ID' as const,
+            message: `${field.name} EntryId must be between 1 and ${maxEntries}, got ${entry.EntryId}`,
+          }
         : fieldRuleViolation(field, value);
     if (violation) {
-      plan.violations.push({ field, violation: { ...violation, message: `${violation.message} (EntryId ${entry.EntryId})` } });
+      plan.violations.push({
+        field,
+        violation: { ...violation, message: `${violation.message} (EntryId ${entry.EntryId})` },
+      });
       continue;
     }
     const oldValue = byId.get(entry.EntryId)?.[field.name] ?? null;
@@ -259,7 +270,12 @@ function historyRows(
       Id: shareId,
       IdType: shareId === null ? 0 : 1,
     };
-    return toRow(history, values, { share_id: shareId, record_locator: (row.locator as number | undefined) ?? null }, secrets);
+    return toRow(
+      history,
+      values,
+      { share_id: shareId, record_locator: (row.locator as number | undefined) ?? null },
+      secrets,
+    );
   });
 }
 
@@ -292,7 +308,9 @@ function updateOperation(record: RecordDef, family: Family) {
   const request = {
     AccountNumber: AccountNumberSchema,
     ShareId: locator ? Type.Optional(ShareId) : ShareId,
-    ...(locator ? { [locator]: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Unique within the account' }) } : {}),
+    ...(locator
+      ? { [locator]: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Unique within the account' }) }
+      : {}),
     [updatableFieldsName(record, family)]: Type.Ref(updatableFieldsName(record, family)),
   } as UpdateRequest;
   return defineOperation({

@@ -104,4 +104,7 @@ export const STAFF_CREDENTIALS: readonly CredentialKind[] = [
 ];
 
 /** Staff credentials plus the member-level ones, for operations that confine a member to an account. */
-export const STAFF_AND_MEMBER_CREDENTIALS: readonly CredentialKind[] = [...STAFF_CREDENTIALS, ...MEMBER_CREDENTIAL_KINDS];
+export const STAFF_AND_MEMBER_CREDENTIALS: readonly CredentialKind[] = [
+  ...STAFF_CREDENTIALS,
+  ...MEMBER_CREDENTIAL_KINDS,
+];

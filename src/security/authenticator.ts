@@ -109,7 +109,10 @@ export class Authenticator {
   private adminHash: { value: string | undefined; readAt: number } | undefined;
   /** Token hash → identity and when to look it up again: one database read per token per `tokenCacheMs`, not per call. */
   private readonly liveTokens = new Map<string, { identity: BearerIdentity; until: number }>();
-  private readonly verifiers: Record<CredentialKind, (fields: Fields, tokenName: string) => Promise<Verified | undefined>>;
+  private readonly verifiers: Record<
+    CredentialKind,
+    (fields: Fields, tokenName: string) => Promise<Verified | undefined>
+  >;
 
   constructor(
     private readonly db: Db,
@@ -200,7 +203,8 @@ export class Authenticator {
     const identity: BearerIdentity = { tokenName: token.name, scopes: token.scopes };
     if (this.policy.tokenCacheMs > 0) {
       const expires = token.expiresAt ? new Date(token.expiresAt).getTime() || now : Infinity;
-      if (this.liveTokens.size >= TOKEN_CACHE_ENTRIES) this.liveTokens.delete(this.liveTokens.keys().next().value as string);
+      if (this.liveTokens.size >= TOKEN_CACHE_ENTRIES)
+        this.liveTokens.delete(this.liveTokens.keys().next().value as string);
       this.liveTokens.set(key, { identity, until: Math.min(now + this.policy.tokenCacheMs, expires) });
     }
     return identity;
@@ -286,7 +290,8 @@ export class Authenticator {
     if (this.verified.has(key, now)) return true;
     if (this.refused.has(key, now)) return false;
     const ok = await this.verifyPassword(password, stored);
-    if (this.policy.credentialCacheMs > 0) (ok ? this.verified : this.refused).add(key, now + this.policy.credentialCacheMs);
+    if (this.policy.credentialCacheMs > 0)
+      (ok ? this.verified : this.refused).add(key, now + this.policy.credentialCacheMs);
     return ok;
   }
 
@@ -307,9 +312,15 @@ function requireFields(kind: CredentialKind, fields: Fields): void {
     .filter((name) => !Type.IsOptional(schema[name]) && fields[name] === undefined)
     .map((name) => ({ pointer: `/Credentials/${kind}/${name}`, detail: `must have required property '${name}'` }));
   // AccountNumberCredentials carry one secret or the other (DESIGN: HomeBankingPassword | AudioAccessCode).
-  if (kind === 'AccountNumberCredentials' && fields.HomeBankingPassword === undefined && fields.AudioAccessCode === undefined) {
-    missing.push({ pointer: `/Credentials/${kind}/HomeBankingPassword`, detail: 'HomeBankingPassword or AudioAccessCode is required' });
+  if (
+    kind === 'AccountNumberCredentials' &&
+    fields.HomeBankingPassword === undefined &&
+    fields.AudioAccessCode === undefined
+  ) {
+    missing.push({
+      pointer: `/Credentials/${kind}/HomeBankingPassword`,
+      detail: 'HomeBankingPassword or AudioAccessCode is required',
+    });
   }
   if (missing.length > 0) throw validationFailed(missing);
 }
-

@@ -63,7 +63,8 @@ export function defaultEncoderWorkers(accounts: number): number {
  * worker threads, so the worker registers tsx itself).
  */
 function startEncoder(workerData: Uint8Array): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./encoder-worker.js', import.meta.url), { workerData });
+  if (!import.meta.url.endsWith('.ts'))
+    return new Worker(new URL('./encoder-worker.js', import.meta.url), { workerData });
   const boot = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
     .then(({ register }) => { register(); return import(${JSON.stringify(new URL('./encoder-worker.ts', import.meta.url).href)}); });`;
   return new Worker(boot, { eval: true, workerData });
@@ -160,7 +161,11 @@ async function secondaryIndexes(database: Database): Promise<SecondaryIndex[]> {
  * to all and marked so in the visibility map, so index-only scans work at once and no vacuum pass follows.
  * Their secondary indexes are dropped in the same transaction, to be built again by `restoreIndexes`.
  */
-async function claimTables(sessions: readonly BulkSession[], tables: readonly number[][], indexes: readonly SecondaryIndex[]) {
+async function claimTables(
+  sessions: readonly BulkSession[],
+  tables: readonly number[][],
+  indexes: readonly SecondaryIndex[],
+) {
   await Promise.all(
     sessions.map(async (session, s) => {
       const names = tablesOf(tables, s);
@@ -173,7 +178,11 @@ async function claimTables(sessions: readonly BulkSession[], tables: readonly nu
 }
 
 /** Builds each session's dropped indexes again, before its transaction commits. */
-async function restoreIndexes(sessions: readonly BulkSession[], tables: readonly number[][], indexes: readonly SecondaryIndex[]) {
+async function restoreIndexes(
+  sessions: readonly BulkSession[],
+  tables: readonly number[][],
+  indexes: readonly SecondaryIndex[],
+) {
   await Promise.all(
     sessions.map(async (session, s) => {
       const dropped = indexesOf(tables, s, indexes);
@@ -194,7 +203,12 @@ function indexesOf(tables: readonly number[][], session: number, indexes: readon
 }
 
 /** Writes one chunk's tables on their sessions; each session writes its chunks in order. */
-function writeChunk(chunk: EncodedChunk, sessions: readonly BulkSession[], tables: readonly number[][], tails: Promise<void>[]) {
+function writeChunk(
+  chunk: EncodedChunk,
+  sessions: readonly BulkSession[],
+  tables: readonly number[][],
+  tails: Promise<void>[],
+) {
   const parts = sessions.map((session, s) => {
     const tail = (tails[s] ?? Promise.resolve()).then(async () => {
       for (const position of tables[s] ?? []) {

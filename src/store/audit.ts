@@ -189,7 +189,11 @@ export class AuditLog {
           this.pending.splice(0, excess);
           this.dropped += excess;
         }
-        if (this.retryMs === RETRY_FIRST_MS) this.options.onError(error, `audit events kept in memory until the database is back (${this.pending.length} waiting)`);
+        if (this.retryMs === RETRY_FIRST_MS)
+          this.options.onError(
+            error,
+            `audit events kept in memory until the database is back (${this.pending.length} waiting)`,
+          );
         if (this.timer) clearTimeout(this.timer);
         this.timer = undefined;
         this.schedule(this.retryMs);
@@ -211,14 +215,20 @@ export class AuditLog {
           this.schedule(this.retryMs);
           return;
         }
-        this.options.onError(error ?? batchError, `audit event of request ${event.requestId} (${event.operation}) could not be written`);
+        this.options.onError(
+          error ?? batchError,
+          `audit event of request ${event.requestId} (${event.operation}) could not be written`,
+        );
       }
     }
   }
 
   private reportDropped(): void {
     if (this.dropped === 0) return;
-    this.options.onError(undefined, `${this.dropped} audit events were dropped while the database was unreachable (COREGATE_AUDIT_BUFFER_MAX)`);
+    this.options.onError(
+      undefined,
+      `${this.dropped} audit events were dropped while the database was unreachable (COREGATE_AUDIT_BUFFER_MAX)`,
+    );
     this.dropped = 0;
   }
 }

@@ -88,7 +88,10 @@ export function copyPlan(record: RecordDef): CopyPlan {
   const { fields, keys } = slotsOf(columns);
   /** The columns a value of each field fills: its own, or its HMAC and ciphertext. */
   const filled = new Map(
-    [...fields].map(([name, slot]) => [name, [slot.value, slot.hmac, slot.cipher].filter((position) => position !== undefined)]),
+    [...fields].map(([name, slot]) => [
+      name,
+      [slot.value, slot.hmac, slot.cipher].filter((position) => position !== undefined),
+    ]),
   );
   return {
     table: record.table,

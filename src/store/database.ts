@@ -44,17 +44,15 @@ async function postgresBulkLoad<T>(
   try {
     for (let i = 0; i < Math.max(1, count); i += 1) clients.push(await pool.connect());
     await Promise.all(clients.map((client) => client.query('begin')));
-    const sessions = clients.map(
-      (client): BulkSession => ({
-        execute: async (statement) => void (await client.query(statement)),
-        copy: (table, columns, text, freeze) =>
-          new Promise<void>((resolve, reject) => {
-            const stream = client.query(copyFrom(copyInto(table, columns, 'stdin', freeze)));
-            stream.on('finish', resolve).on('error', reject);
-            stream.end(text);
-          }),
-      }),
-    );
+    const sessions = clients.map((client): BulkSession => ({
+      execute: async (statement) => void (await client.query(statement)),
+      copy: (table, columns, text, freeze) =>
+        new Promise<void>((resolve, reject) => {
+          const stream = client.query(copyFrom(copyInto(table, columns, 'stdin', freeze)));
+          stream.on('finish', resolve).on('error', reject);
+          stream.end(text);
+        }),
+    }));
     const result = await load(sessions);
     for (const client of clients) await client.query('commit');
     return result;
@@ -136,8 +134,27 @@ export class DatabaseUnavailableError extends Error {
 }
 
 /** SQLSTATEs and socket errors that mean "the server is not there (now)", not "the query is wrong". */
-const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006']);
-const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const UNAVAILABLE_SQLSTATES = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+]);
+const UNAVAILABLE_SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 /** pg reports lost connections and its own timeouts as plain Errors with these messages. */
 const UNAVAILABLE_MESSAGE =
   /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed)/;
@@ -152,7 +169,8 @@ export function isConnectionFailure(error: unknown): boolean {
   return UNAVAILABLE_MESSAGE.test(error.message);
 }
 
-const unavailableOr = (error: unknown): unknown => (isConnectionFailure(error) ? new DatabaseUnavailableError(error) : error);
+const unavailableOr = (error: unknown): unknown =>
+  isConnectionFailure(error) ? new DatabaseUnavailableError(error) : error;
 
 /**
  * The pool Kysely sees: every query text gets a statement name, so each connection parses and plans it

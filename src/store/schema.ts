@@ -28,8 +28,7 @@ export function protectedColumns(field: FieldDef): { hmac: string; cipher: strin
 
 /** Where a table column's value comes from: a parent key, a field's value, or a protected field's HMAC or ciphertext. */
 export type ColumnSource =
-  | { readonly from: 'key' }
-  | { readonly from: 'value' | 'hmac' | 'cipher'; readonly field: FieldDef };
+  { readonly from: 'key' } | { readonly from: 'value' | 'hmac' | 'cipher'; readonly field: FieldDef };
 
 export interface TableColumn {
   readonly name: string;

@@ -62,7 +62,9 @@ export async function createPgCluster(): Promise<PgCluster> {
   }
   chmodSync(home, 0o700);
   const run = (command: string, args: readonly string[]) => {
-    const [file, argv] = asRoot ? ['runuser', ['-u', POSTGRES_USER, '--', join(bin, command), ...args]] : [join(bin, command), args];
+    const [file, argv] = asRoot
+      ? ['runuser', ['-u', POSTGRES_USER, '--', join(bin, command), ...args]]
+      : [join(bin, command), args];
     const result = spawnSync(file, argv, { encoding: 'utf8', cwd: home });
     if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed:\n${result.stdout}${result.stderr}`);
   };

@@ -31,7 +31,12 @@ export function scrubLogNoise(lines: readonly string[]): string {
   return lines
     .map((line) => {
       try {
-        const { time: _time, pid: _pid, responseTime: _responseTime, ...rest } = JSON.parse(line) as Record<string, unknown>;
+        const {
+          time: _time,
+          pid: _pid,
+          responseTime: _responseTime,
+          ...rest
+        } = JSON.parse(line) as Record<string, unknown>;
         return JSON.stringify(rest).replace(/"remotePort":\d+/g, '');
       } catch {
         return line;
