@@ -5,13 +5,12 @@
  * it is back.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { AuditLog, type AuditEvent } from '../src/store/audit.js';
 import { openDatabase, type Db } from '../src/store/database.js';
 import { migrate } from '../src/store/migrations.js';
@@ -19,6 +18,7 @@ import { BACKENDS, createHarness, type Harness } from './support/harness.js';
 import { account } from './support/fixtures.js';
 import { seedDatabase } from '../src/seed/load.js';
 import { createPgCluster, freePort, postgresBinDir } from './support/pg-cluster.js';
+import { adminStatement, CLI, serve } from './support/serve-process.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -178,7 +178,6 @@ describe(
 );
 
 describe('a crash (kill -9) of coregate serve', () => {
-  const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
   const FLUSH_MS = 1_000;
   const adminUrl = process.env.TEST_DATABASE_URL;
   const targets = [
@@ -192,15 +191,7 @@ describe('a crash (kill -9) of coregate serve', () => {
         ]
       : []),
   ];
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = (statement: string) => adminStatement(adminUrl!, statement);
 
   for (const target of targets) {
     test(`on ${target.name}: loses no update's event, and of reads at most those of the last flush window`, async () => {
@@ -217,7 +208,8 @@ describe('a crash (kill -9) of coregate serve', () => {
         cli('admin-password', '--password', 'crash-admin-password');
         const token = cli('token', 'create', '--name', 'crash').split('\n')[0]!;
         const port = await freePort();
-        const child = spawn(process.execPath, [...CLI, 'serve', '--no-demo'], {
+        const { child } = await serve({
+          args: ['--no-demo'],
           env: {
             ...env,
             PORT: String(port),
@@ -225,19 +217,8 @@ describe('a crash (kill -9) of coregate serve', () => {
             COREGATE_RATE_LIMIT: '100000',
             COREGATE_FINDBY_RATE_LIMIT: '100000',
           },
-          stdio: ['ignore', 'pipe', 'pipe'],
         });
         const exited = new Promise((resolve) => child.once('exit', resolve));
-        await new Promise<void>((resolve, reject) => {
-          let output = '';
-          const onData = (chunk: Buffer) => {
-            output += chunk.toString();
-            if (/serving the Core Account Records API/.test(output)) resolve();
-          };
-          child.stdout!.on('data', onData);
-          child.stderr!.on('data', onData);
-          child.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${output}`)));
-        });
         const call = async (path: string, body: object) => {
           const response = await fetch(`http://127.0.0.1:${port}${path}`, {
             method: 'POST',

@@ -4,16 +4,13 @@
  * credentials, serves the API; a second start reuses everything. Plus the token and user commands.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import pg from 'pg';
 import { startCommand } from '../scripts/start-command.js';
-
-/** The command line from source, through tsx. */
-const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
+import { adminStatement, CLI, serve, stop } from './support/serve-process.js';
 
 /**
  * Compiles the command line as `npm start` does, into a directory of its own (inside the repository,
@@ -38,38 +35,17 @@ interface Started {
 }
 
 /** Starts `coregate serve` and resolves once its output matches `ready` (by default: the demo banner). */
-function start(
+async function start(
   dataDir: string,
   options: { cli?: readonly string[]; args?: string[]; env?: NodeJS.ProcessEnv; ready?: RegExp } = {},
 ): Promise<Started> {
-  const child = spawn(process.execPath, [...(options.cli ?? CLI), 'serve', ...(options.args ?? [])], {
-    env: { ...process.env, COREGATE_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '', ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const served = await serve({
+    cli: options.cli,
+    args: options.args,
+    env: { COREGATE_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '', ...options.env },
+    ready: options.ready ?? /Try it:\n.*\n/,
   });
-  const ready = options.ready ?? /Try it:\n.*\n/;
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no banner within 120 s:\n${output}`)), 120_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /serving the Core Account Records API at (http:\/\/[^ ]+)/.exec(output);
-      if (match && ready.test(output)) {
-        clearTimeout(timer);
-        resolve({ child, output, baseUrl: match[1]! });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${output}`)));
-  });
-}
-
-function stop(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    child.removeAllListeners('exit');
-    child.once('exit', (code) => resolve(code));
-    child.kill('SIGTERM');
-  });
+  return { child: served.child, output: served.output(), baseUrl: served.baseUrl };
 }
 
 function cli(dataDir: string, ...args: string[]) {
@@ -172,15 +148,7 @@ describe('coregate serve --workers', () => {
   const adminUrl = process.env.TEST_DATABASE_URL;
   const database = `coregate_workers_${process.pid}`;
   const databaseUrl = adminUrl ? Object.assign(new URL(adminUrl), { pathname: `/${database}` }).href : '';
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = (statement: string) => adminStatement(adminUrl!, statement);
   before(async () => {
     if (adminUrl) await admin(`create database ${database}`);
   });

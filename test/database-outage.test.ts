@@ -7,7 +7,6 @@
  * restarts (initdb on a free port), and the server is the real `coregate serve` process.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,8 +21,8 @@ import { settings, SETTING, tokens } from '../src/store/access.js';
 import { openDatabase } from '../src/store/database.js';
 import { migrate } from '../src/store/migrations.js';
 import { createPgCluster, freePort, postgresBinDir, type PgCluster } from './support/pg-cluster.js';
+import { spawnServe, stop, type Starting } from './support/serve-process.js';
 
-const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
 const ADMIN_PASSWORD = 'outage-admin-password';
 const MASTER = randomBytes(32).toString('hex');
 /** The bound on any answer during an outage: the connect timeout the server is given, plus slack. */
@@ -37,24 +36,11 @@ const dataDir = mkdtempSync(join(tmpdir(), 'coregate-outage-data-'));
 const noServer = postgresBinDir() === undefined && 'PostgreSQL server binaries are not installed';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-interface Served {
-  readonly child: ChildProcess;
-  readonly baseUrl: string;
-  output(): string;
-}
-
-interface Starting {
-  readonly child: ChildProcess;
-  output(): string;
-  /** Resolves when the server listens (the URL it prints). */
-  readonly listening: Promise<Served>;
-}
-
 /** Starts `coregate serve` on the cluster. */
-function spawnServe(databaseUrl: string, port: number, args: readonly string[] = []): Starting {
-  const child = spawn(process.execPath, [...CLI, 'serve', ...args], {
+function spawnOnCluster(databaseUrl: string, port: number, args: readonly string[] = []): Starting {
+  return spawnServe({
+    args,
     env: {
-      ...process.env,
       DATABASE_URL: databaseUrl,
       COREGATE_SECRET: MASTER,
       COREGATE_DATA_DIR: dataDir,
@@ -64,35 +50,6 @@ function spawnServe(databaseUrl: string, port: number, args: readonly string[] =
       PORT: String(port),
       LOG_LEVEL: 'warn',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const listening = new Promise<Served>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not listen within 120 s:\n${output}`)), 120_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /serving the Core Account Records API at (http:\/\/[^ ]+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, baseUrl: match[1]!, output: () => output });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${output}`)));
-  });
-  return { child, output: () => output, listening };
-}
-
-const serve = (databaseUrl: string, port: number, args: readonly string[] = []) =>
-  spawnServe(databaseUrl, port, args).listening;
-
-function stop(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
-  return new Promise((resolve) => {
-    child.removeAllListeners('exit');
-    child.once('exit', (code) => resolve(code));
-    child.kill('SIGTERM');
   });
 }
 
@@ -235,7 +192,7 @@ describe('a PostgreSQL restart under load', { skip: noServer }, () => {
   }
 
   test('serve: calls get 503 UNAVAILABLE while PostgreSQL is down, the process lives, and service resumes by itself', async () => {
-    const served = await serve(cluster.url, await freePort());
+    const served = await spawnOnCluster(cluster.url, await freePort()).listening;
     try {
       assert.equal(await ready(served.baseUrl), 200);
       const { answers, acknowledged } = await underLoad(served.baseUrl, async () => {
@@ -273,7 +230,7 @@ describe('a PostgreSQL restart under load', { skip: noServer }, () => {
   test('serve --workers 2: workers survive the restart, and start while the database is down, serving as soon as it is back', async () => {
     cluster.stop();
     const port = await freePort();
-    const starting = spawnServe(cluster.url, port, ['--workers', '2']);
+    const starting = spawnOnCluster(cluster.url, port, ['--workers', '2']);
     // The workers wait for the database instead of dying or hanging without listening.
     await within(60_000, 'both workers reporting the wait', async () => {
       const waiting = new Set(starting.output().match(/worker \d+: the database is not reachable/g) ?? []);

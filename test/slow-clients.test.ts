@@ -4,7 +4,6 @@
  * ends the process within its grace period whatever the clients do, after finishing requests in flight.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createHarness, type Harness } from './support/harness.js';
 import { freePort } from './support/pg-cluster.js';
+import { serve } from './support/serve-process.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Node checks the deadlines once a second; a deadline is met within it plus scheduling slack. */
@@ -108,33 +108,23 @@ describe('SIGTERM', () => {
   after(() => rmSync(dataDir, { recursive: true, force: true }));
   const GRACE_MS = 2_000;
 
-  function serve(port: number): Promise<ChildProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--no-demo'], {
-      env: {
-        ...process.env,
-        COREGATE_DATA_DIR: dataDir,
-        DATABASE_URL: '',
-        PORT: String(port),
-        LOG_LEVEL: 'warn',
-        COREGATE_SHUTDOWN_GRACE_MS: String(GRACE_MS),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    return new Promise((resolve, reject) => {
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        if (/serving the Core Account Records API/.test(output)) resolve(child);
-      };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-      child.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${output}`)));
-    });
-  }
+  const serveOn = async (port: number) =>
+    (
+      await serve({
+        args: ['--no-demo'],
+        env: {
+          COREGATE_DATA_DIR: dataDir,
+          DATABASE_URL: '',
+          PORT: String(port),
+          LOG_LEVEL: 'warn',
+          COREGATE_SHUTDOWN_GRACE_MS: String(GRACE_MS),
+        },
+      })
+    ).child;
 
   test('stops accepting, finishes requests in flight, and exits within the grace period although a client drips forever', async () => {
     const port = await freePort();
-    const child = await serve(port);
+    const child = await serveOn(port);
     const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
       child.once('exit', (code) => resolve({ code, at: performance.now() })),
     );
