@@ -10,7 +10,7 @@ const FLOORS = [
   ['crypto'],
   ['store', 'query'],
   ['security'],
-  ['operations', 'seed'],
+  ['operations', 'seed', 'symxchange'],
   ['http', 'runtime'],
   ['cli'],
 ];
