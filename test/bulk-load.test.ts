@@ -4,18 +4,17 @@
  * databases. Protected fields land only as their HMAC and their ciphertext.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { RECORDS, type FieldDef, type RecordDef } from '../src/catalog/index.js';
 import { secretsFromMaster } from '../src/crypto/secrets.js';
 import { copyPlan } from '../src/store/bulk-load.js';
-import { dropSchema, openDatabase, type Database } from '../src/store/database.js';
-import { migrate } from '../src/store/migrations.js';
+import type { Database } from '../src/store/database.js';
 import { protectedColumns } from '../src/store/schema.js';
 import { wireSelection, type Row, type WireRecord } from '../src/store/records.js';
 import { validValue } from './support/field-values.js';
+import { openTestDatabase } from './support/harness.js';
 
 const secrets = secretsFromMaster(Buffer.alloc(32, 9));
 
@@ -123,14 +122,11 @@ const backends = [
 for (const backend of backends) {
   describe(`bulk loading on ${backend.name}`, () => {
     let database: Database;
-    const schema = backend.url ? `bulk_test_${randomBytes(6).toString('hex')}` : undefined;
     before(async () => {
-      database = await openDatabase({ url: backend.url, schema });
-      await migrate(database.db);
+      database = await openTestDatabase(backend);
     });
     after(async () => {
       await database.close();
-      if (backend.url && schema) await dropSchema(backend.url, schema);
     });
 
     for (const record of RECORDS) {

@@ -3,26 +3,22 @@
  * (schema.sql), and change nothing on a new one.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { dropSchema, openDatabase, type Database } from '../src/store/database.js';
+import type { Database } from '../src/store/database.js';
 import { migrate, MIGRATIONS } from '../src/store/migrations.js';
-import { BACKENDS } from './support/harness.js';
+import { BACKENDS, openTestDatabase } from './support/harness.js';
 
 const SESSION_BINDING = '0003_session_token_lockout_backoff';
 
 for (const backend of BACKENDS) {
   describe(`migrations on ${backend.name}`, () => {
     let database: Database;
-    const schema = backend.url ? `migrations_test_${randomBytes(6).toString('hex')}` : undefined;
     before(async () => {
-      database = await openDatabase({ url: backend.url, schema });
-      await migrate(database.db);
+      database = await openTestDatabase(backend);
     });
     after(async () => {
       await database.close();
-      if (backend.url && schema) await dropSchema(backend.url, schema);
     });
 
     const columns = async (table: string) => {

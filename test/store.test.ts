@@ -12,10 +12,9 @@ import { sql } from 'kysely';
 import { fieldOf, recordDef, type RecordDef } from '../src/catalog/index.js';
 import { secretsFromMaster } from '../src/crypto/secrets.js';
 import { memberSecrets, settings } from '../src/store/access.js';
-import { dropSchema, openDatabase, type Database, type Db } from '../src/store/database.js';
+import type { Database, Db } from '../src/store/database.js';
 import { idempotencyKeys } from '../src/store/idempotency.js';
 import { lookups } from '../src/store/lookups.js';
-import { migrate } from '../src/store/migrations.js';
 import { QUERY_SNAPSHOT_FILE, renderQuerySnapshot } from '../src/store/query-snapshot.js';
 import { recordTree, type ReadPlan } from '../src/store/record-tree.js';
 import { toRow, type Row, type WireRecord } from '../src/store/records.js';
@@ -23,7 +22,7 @@ import { shareRecords } from '../src/store/share-records.js';
 import type { FixedTables } from '../src/store/tables.js';
 import { HOT_QUERIES } from '../scripts/hot-queries.js';
 import { account, insert } from './support/fixtures.js';
-import { BACKENDS } from './support/harness.js';
+import { BACKENDS, openTestDatabase } from './support/harness.js';
 
 const secrets = secretsFromMaster(randomBytes(32));
 const COLLATERAL = '7000000001';
@@ -136,18 +135,15 @@ for (const backend of BACKENDS) {
   describe(`the store on ${backend.name}`, () => {
     let database: Database;
     let db: Db;
-    const schema = backend.url ? `test_${randomBytes(6).toString('hex')}` : undefined;
     before(async () => {
-      database = await openDatabase({ url: backend.url, schema });
+      database = await openTestDatabase(backend);
       db = database.db;
-      await migrate(db);
       await loadRecords(db);
       await loadShares(db);
       await loadLookups(db);
     });
     after(async () => {
       await database.close();
-      if (backend.url && schema) await dropSchema(backend.url, schema);
     });
 
     describe('the record reader', () => {

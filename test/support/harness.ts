@@ -28,6 +28,20 @@ export const BACKENDS: readonly Backend[] = [
   ...(process.env.TEST_DATABASE_URL ? [{ name: 'postgres' as const, url: process.env.TEST_DATABASE_URL }] : []),
 ];
 
+/** A migrated database of a test's own: in memory, or a fresh schema of TEST_DATABASE_URL dropped on close. */
+export async function openTestDatabase(backend: Pick<Backend, 'url'>): Promise<Database> {
+  const schema = backend.url ? `test_${randomBytes(6).toString('hex')}` : undefined;
+  const database = await openDatabase({ url: backend.url, schema });
+  await migrate(database.db);
+  return {
+    ...database,
+    async close() {
+      await database.close();
+      if (backend.url && schema) await dropSchema(backend.url, schema);
+    },
+  };
+}
+
 export interface Harness {
   readonly app: FastifyInstance;
   readonly database: Database;
@@ -51,9 +65,7 @@ export async function createHarness(
   configOverrides: Partial<Config> = {},
   appOptions: Pick<AppOptions, 'jwt' | 'limiter'> = {},
 ): Promise<Harness> {
-  const schema = backend.url ? `test_${randomBytes(6).toString('hex')}` : undefined;
-  const database = await openDatabase({ url: backend.url, schema });
-  await migrate(database.db);
+  const database = await openTestDatabase(backend);
   const secrets = secretsFromMaster(randomBytes(32));
   const config = {
     ...loadConfig({}),
@@ -100,7 +112,6 @@ export async function createHarness(
       const leaked = [...clearPans(logs), ...clearSsns(logs)];
       if (leaked.length > 0) throw new Error(`member data in clear in the logs: ${leaked.join(', ')}`);
       await database.close();
-      if (backend.url && schema) await dropSchema(backend.url, schema);
     },
   };
 }
