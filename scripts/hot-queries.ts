@@ -115,7 +115,7 @@ export const HOT_QUERIES: readonly HotQuery[] = [
   },
   {
     name: 'Idempotency-Key: idempotencyKeys.reserve (a retry)',
-    run: (db) => idempotencyKeys.reserve(db, 'snapshot', 'key-1', 'a'.repeat(64)),
+    run: (db) => idempotencyKeys.reserve(db, 'snapshot', 'key-1', 'a'.repeat(64), 24),
     answers: [[], [], [{ request_hash: 'a'.repeat(64), status: 200, response: {} }]],
   },
   {

@@ -12,7 +12,7 @@ import { secretsFromMaster } from '../src/crypto/secrets.js';
 import { copyPlan } from '../src/store/bulk-load.js';
 import type { Database } from '../src/store/database.js';
 import { protectedColumns } from '../src/store/schema.js';
-import { wireSelection, type Row, type WireRecord } from '../src/store/records.js';
+import { selectList, type Row, type WireRecord } from '../src/store/records.js';
 import { validValue } from './support/field-values.js';
 import { openTestDatabase } from './support/harness.js';
 
@@ -145,7 +145,7 @@ for (const backend of backends) {
             await database.bulkLoad(1, ([session]) => session!.copy(plan.table, encoded.columns, encoded.text, false));
             const protectedSelection = hidden.flatMap((field) => Object.values(protectedColumns(field)));
             const columns = [
-              ...(readable.length > 0 ? [wireSelection(readable)] : []),
+              ...(readable.length > 0 ? [sql.raw(selectList(readable))] : []),
               ...protectedSelection.map((column) => sql.ref(column)),
             ];
             const { rows } =

@@ -557,7 +557,7 @@ for (const backend of BACKENDS) {
 
       test('an idempotency key is reserved once, then replayed with its response, or refused for another request', async () => {
         const reserve = (hash: string) =>
-          db.transaction().execute((trx) => idempotencyKeys.reserve(trx, 'store-test', 'key-1', hash));
+          db.transaction().execute((trx) => idempotencyKeys.reserve(trx, 'store-test', 'key-1', hash, 24));
         assert.deepEqual(await reserve('a'.repeat(64)), { kind: 'reserved' });
         await idempotencyKeys.complete(db, 'store-test', 'key-1', 200, { ok: true });
         assert.deepEqual(await reserve('a'.repeat(64)), { kind: 'replay', status: 200, response: { ok: true } });

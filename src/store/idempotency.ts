@@ -7,9 +7,6 @@ import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { fixedTables } from './tables.js';
 
-/** How long a key is remembered unless configured otherwise: the default of `COREGATE_IDEMPOTENCY_RETENTION_HOURS`. */
-export const IDEMPOTENCY_TTL_HOURS = 24;
-
 /** The database's time `hours` ago: keys created before it are expired. */
 const expiredBefore = (hours: number) => sql<Date>`now() - make_interval(hours => ${hours})`;
 
@@ -28,7 +25,7 @@ export const idempotencyKeys = {
     tokenName: string,
     key: string,
     requestHash: string,
-    retentionHours: number = IDEMPOTENCY_TTL_HOURS,
+    retentionHours: number,
   ): Promise<Reservation> {
     const keys = fixedTables(trx);
     await keys

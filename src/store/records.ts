@@ -77,14 +77,6 @@ export function selectList(fields: readonly FieldDef[], alias?: string): string 
 }
 
 /**
- * The select list that returns columns under their wire names, so rows need no mapping.
- * Protected fields are never selected this way.
- */
-export function wireSelection(fields: readonly FieldDef[]): RawBuilder<unknown> {
-  return sql.raw(selectList(fields));
-}
-
-/**
  * The WHERE condition of a key: `column = value` for each key column (values bound, names written into the
  * text), qualified by a table alias if given, joined with `and` to any further conditions; `true` when
  * there are none. Every query that finds records by key builds its WHERE here.
