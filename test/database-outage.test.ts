@@ -23,7 +23,7 @@ import { migrate } from '../src/store/migrations.js';
 import { createPgCluster, freePort, postgresBinDir, type PgCluster } from './support/pg-cluster.js';
 import { spawnServe, stop, type Starting } from './support/serve-process.js';
 
-const ADMIN_PASSWORD = 'outage-admin-password';
+const ADMIN_PASSWORD = 'outage-admin-pass';
 const MASTER = randomBytes(32).toString('hex');
 /** The bound on any answer during an outage: the connect timeout the server is given, plus slack. */
 const CONNECT_TIMEOUT_MS = 2_000;

@@ -137,8 +137,14 @@ for (const backend of BACKENDS) {
         AccountNumber: [account(10), account(11)],
         MessageId: 'findBySSN',
       });
-      assert.deepEqual((await find('findBySSN', { SSN: '987-65-4321' })).AccountNumber, [account(10)]);
+      assert.deepEqual((await find('findBySSN', { SSN: '987654321' })).AccountNumber, [account(10)]);
       assert.deepEqual((await find('findBySSN', { SSN: '000000000' })).AccountNumber, []);
+    });
+
+    test('findBySSN takes the SSN as the core does, exactly 9 characters: dashes are a 400', async () => {
+      const response = await h.call(`${P1}/findBySSN`, { SSN: '987-65-4321' });
+      assert.equal(response.statusCode, 400);
+      assert.deepEqual(response.json().errors, [{ pointer: '/SSN', detail: 'must NOT have more than 9 characters' }]);
     });
 
     test('findByShortName matches case-insensitively and returns only AccountNumber', async () => {

@@ -3,13 +3,19 @@
  * (schema.sql), and change nothing on a new one.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { recordDef, SHARE_RECORD_NAMES } from '../src/catalog/index.js';
 import type { Database } from '../src/store/database.js';
 import { migrate, MIGRATIONS } from '../src/store/migrations.js';
+import { tableColumns } from '../src/store/schema.js';
 import { BACKENDS, openTestDatabase } from './support/harness.js';
 
 const SESSION_BINDING = '0003_session_token_lockout_backoff';
+const CORE_SHARE_FIELDS = '0004_core_share_fields';
+/** The share tables as 0001–0003 created them. */
+const SHARE_TABLES_0003 = readFileSync(new URL('./fixtures/share-tables-0003.sql', import.meta.url), 'utf8');
 
 for (const backend of BACKENDS) {
   describe(`migrations on ${backend.name}`, () => {
@@ -54,6 +60,40 @@ for (const backend of BACKENDS) {
       const { rows: lockouts } = await sql<{ failures: number; locks: number }>`
         select failures, locks from credential_lockout where subject = 'user:7'`.execute(database.db);
       assert.deepEqual(lockouts, [{ failures: 2, locks: 0 }]);
+    });
+
+    test('0004 gives the share tables the core fields, keeping renamed columns and a scalar charge as its entry', async () => {
+      const shareTables = SHARE_RECORD_NAMES.slice(0, 8).map((name) => recordDef(name).table);
+      for (const table of shareTables) await sql.raw(`drop table ${table}`).execute(database.db);
+      for (const statement of SHARE_TABLES_0003.split(/;\s*$/m).filter((text) => /create table/.test(text))) {
+        await sql.raw(statement).execute(database.db);
+      }
+      await sql`delete from coregate_migration where id = ${CORE_SHARE_FIELDS}`.execute(database.db);
+      await sql`insert into share_check_order (account_number, share_id, locator, style, starting_check_number)
+        values ('0000000001', '0009', 3, 'WALLET', 1051)`.execute(database.db);
+      await sql`insert into share_transfer (account_number, share_id, locator, to_account, to_id, description)
+        values ('0000000001', '0001', 4, '0000000002', '0010', 'GONE')`.execute(database.db);
+      await sql`insert into share_analysis_plan (account_number, share_id, locator, charge, expire_date)
+        values ('0000000001', '0009', 5, 12.5, '2030-01-31')`.execute(database.db);
+
+      assert.deepEqual(await migrate(database.db), [CORE_SHARE_FIELDS]);
+      for (const table of shareTables) {
+        const record = recordDef(SHARE_RECORD_NAMES.find((name) => recordDef(name).table === table)!);
+        assert.deepEqual(
+          [...(await columns(table)).keys()].sort(),
+          tableColumns(record)
+            .map((column) => column.name)
+            .sort(),
+          table,
+        );
+      }
+      const { rows: orders } = await sql`select check_style, start_number from share_check_order`.execute(database.db);
+      assert.deepEqual(orders, [{ check_style: 'WALLET', start_number: 1051 }]);
+      const { rows: transfers } = await sql`select to_account_number, id from share_transfer`.execute(database.db);
+      assert.deepEqual(transfers, [{ to_account_number: '0000000002', id: '0010' }]);
+      const { rows: plans } = await sql<{ charge: unknown; expiration_date: unknown }>`
+        select charge, expiration_date::text from share_analysis_plan`.execute(database.db);
+      assert.deepEqual(plans, [{ charge: [{ EntryId: 1, Charge: 12.5 }], expiration_date: '2030-01-31' }]);
     });
   });
 }

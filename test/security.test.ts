@@ -25,6 +25,7 @@ import { generateAccount } from '../src/seed/generate.js';
 import { seedDatabase } from '../src/seed/load.js';
 import { demoMemberSecret, seedMemberSecrets } from '../src/seed/member-secrets.js';
 import { lockouts, users } from '../src/store/access.js';
+import { lookups } from '../src/store/lookups.js';
 import { readAudit } from '../src/store/audit.js';
 import { recordTree } from '../src/store/record-tree.js';
 import { adminCredentials, BACKENDS, createHarness, type Harness } from './support/harness.js';
@@ -112,6 +113,9 @@ for (const backend of BACKENDS) {
           Status: 0,
           ExpirationDate: '2099-12-31',
         },
+      ]);
+      await insert(h.database.db, h.secrets, 'Lookup', [
+        { keys: { account_number: ACCOUNT_1 }, Locator: 90, LookupType: 7, LookupNumber: 'MEMBER-1' },
       ]);
     });
     after(() => h.close());
@@ -239,6 +243,51 @@ for (const backend of BACKENDS) {
           assert.equal(await reference(), `MEMBER ${i}`);
         }
         assert.ok(Number(micrOf1.rows[0]!.n) >= 0);
+      });
+
+      test('a member proves who they are with a home-banking password or an audio code, never both (the core takes one)', async () => {
+        const { homeBankingPassword, audioAccessCode } = demoMemberSecret(ACCOUNT_1);
+        const both = await h.call(holdPath, {
+          ...holdBody('BOTH SECRETS'),
+          Credentials: {
+            AccountNumberCredentials: {
+              AccountNumber: ACCOUNT_1,
+              HomeBankingPassword: homeBankingPassword,
+              AudioAccessCode: audioAccessCode,
+            },
+          },
+        });
+        expect(both, 400, 'VALIDATION_FAILED', 'both secrets');
+        assert.deepEqual(
+          both.json().errors.map((e: { pointer: string }) => e.pointer),
+          ['/Credentials/AccountNumberCredentials/AudioAccessCode'],
+        );
+        const lookup = (secret: Record<string, string>) =>
+          h.call(holdPath, {
+            ...holdBody('BY LOOKUP'),
+            Credentials: { LookupCredentials: { Type: 7, Value: 'MEMBER-1', ...secret } },
+          });
+        assert.equal((await lookup({ AudioAccessCode: audioAccessCode })).statusCode, 200);
+        assert.equal((await lookup({ HomeBankingPassword: homeBankingPassword })).statusCode, 200);
+        expect(await lookup({}), 400, 'VALIDATION_FAILED', 'no secret');
+      });
+
+      test("a second factor passes with the member's SSN or its last four digits; any other, or a second password the store cannot check, is 403", async () => {
+        const [ssn] = await lookups.accountSsns(h.database.db, h.secrets, ACCOUNT_1);
+        assert.ok(ssn, 'account 1 has a name record with an SSN');
+        const other = ssn === '000000001' ? '000000002' : '000000001';
+        const withSecond = (SecondaryVerification: Record<string, string>) =>
+          h.call(holdPath, {
+            ...holdBody('SECOND FACTOR'),
+            Credentials: {
+              AccountNumberCredentials: { ...memberOf(ACCOUNT_1).AccountNumberCredentials, SecondaryVerification },
+            },
+          });
+        assert.equal((await withSecond({ SocialSecurityNumber: ssn })).statusCode, 200);
+        assert.equal((await withSecond({ SSNLastFourDigits: ssn.slice(-4) })).statusCode, 200);
+        expect(await withSecond({ SocialSecurityNumber: other }), 403, 'FORBIDDEN', 'another SSN');
+        expect(await withSecond({ SecondaryHomeBankingPassword: 'anything' }), 403, 'FORBIDDEN', 'a second password');
+        await lockouts.clear(h.database.db, `account:${ACCOUNT_1}:password`);
       });
 
       test('member credentials naming two different accounts are refused', async () => {

@@ -168,13 +168,12 @@ for (const backend of BACKENDS) {
 
     test('each field rule is a per-field failure with its own code', async () => {
       const cases: [RecordDef, Record<string, unknown>, string][] = [
-        [name, { BirthDate: '2023-02-30' }, 'INVALID_DATE'],
-        [name, { BirthDate: 'yesterday' }, 'INVALID_DATE'],
         [name, { Ssn: '12345' }, 'PATTERN_MISMATCH'],
-        [name, { First: 'ANN\u0001' }, 'INVALID_CHARACTER'],
+        [name, { First: 'ANN\tB' }, 'INVALID_CHARACTER'],
+        [name, { First: 'A'.repeat(21) }, 'STRING_TOO_LONG'],
         [name, { Type: 10000 }, 'OUT_OF_RANGE'],
         [name, { BeneficialPercent: 100.5 }, 'OUT_OF_RANGE'],
-        [name, { IdentIdNumber: [{ EntryId: 11, IdentIdNumber: 'X1' }] }, 'INVALID_ENTRY_ID'],
+        [name, { IdentIdNumber: [{ EntryId: 4, IdentIdNumber: 'X1' }] }, 'INVALID_ENTRY_ID'],
         [share, { Balance: 1000 }, 'READ_ONLY_FIELD'],
         [share, { Id: '0099' }, 'READ_ONLY_FIELD'],
       ];
@@ -188,6 +187,30 @@ for (const backend of BACKENDS) {
           JSON.stringify(fields),
         );
       }
+    });
+
+    test('a value the core cannot take in its element at all is a 400 naming it, not a per-field failure', async () => {
+      const cases: [RecordDef, Record<string, unknown>, string][] = [
+        [name, { BirthDate: '2023-02-30' }, '/ShareNameUpdatableFields/BirthDate'],
+        [name, { BirthDate: 'yesterday' }, '/ShareNameUpdatableFields/BirthDate'],
+        [name, { BirthDate: '0000-01-01' }, '/ShareNameUpdatableFields/BirthDate'],
+        [name, { First: 'ANN\u0001' }, '/ShareNameUpdatableFields/First'],
+        [name, { Type: 40000 }, '/ShareNameUpdatableFields/Type'],
+        [name, { First: null }, '/ShareNameUpdatableFields/First'],
+        [share, { Description: null }, '/ShareUpdatableFields/Description'],
+      ];
+      for (const [record, fields, pointer] of cases) {
+        const response = await update(record, 'P2', fields);
+        assert.equal(response.statusCode, 400, JSON.stringify(fields));
+        assert.deepEqual(
+          response.json().errors.map((e: { pointer: string }) => e.pointer),
+          [pointer],
+          JSON.stringify(fields),
+        );
+      }
+      const entries = [1, 2, 3, 4].map((EntryId) => ({ EntryId, IdentIdNumber: 'X' }));
+      const tooMany = await update(name, 'P2', { IdentIdNumber: entries });
+      assert.equal(tooMany.statusCode, 400, 'the core holds three identity documents');
     });
 
     test('P1 name and tracking return a single failure object when nothing failed, an array otherwise', async () => {

@@ -52,10 +52,6 @@ const documentedGap = (error: unknown) =>
   error.code === 'SOAP_SCHEMA_VIOLATION' &&
   DOCUMENTED_GAPS.some((gap) => gap.test(error.path ?? ''));
 
-const date = fc
-  .date({ min: new Date('1900-01-01T00:00:00Z'), max: new Date('2100-12-31T00:00:00Z'), noInvalidDate: true })
-  .map((value) => value.toISOString().slice(0, 10));
-
 /** One credential kind the operation's XSD choice takes (the codec forwards one kind; see credentialsAreOneKind). */
 function credentialsArbitrary(op: AnyOperation): fc.Arbitrary<unknown> {
   const kinds = op.credentials.filter((kind: CredentialKind) => kind in CREDENTIAL_SCHEMAS);
@@ -75,7 +71,6 @@ function special(op: AnyOperation) {
     if (path.length === 1 && last === 'nxAttributes') return fc.constant(undefined);
     const record = /^(Share\w*?)(Updatable)?Fields$/.exec(path[0] ?? '')?.[1];
     if (record && path.length === 2 && CATALOG_ONLY_FIELDS[record]?.includes(last)) return fc.constant(undefined);
-    if (record && /Date\d*$/.test(last)) return fc.option(date, { nil: null });
     // Child selectors and the document child filter have no element on these operations' XSD types.
     if (path[0] === 'SelectableFields' && path.length === 2 && /SelectableFields$/.test(last)) {
       const wire = wireRequestType(op);

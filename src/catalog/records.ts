@@ -1,8 +1,10 @@
 /**
  * Every record type coregate stores, declared once. Field lists marked "spec" are the spec's own; the
- * rest (the spec says "not shown beyond the fields in this table") follow the Symitar-style records the
- * spec mirrors and are listed in docs/decisions.md.
+ * share and its first seven sub-records (the spec says "not shown beyond the fields in this table") hold
+ * every field of the core's XSD type (core-fields.ts), the rest follow the Symitar-style records the spec
+ * mirrors; docs/decisions.md lists the choices.
  */
+import { coreRecordFields, SHORT_MAX, SHORT_MIN } from './core-fields.js';
 import { code, date, int, money, numbered, onlyIn, rate, repeating, str, type FieldDef } from './fields.js';
 
 export type SqlType = 'varchar(4)' | 'varchar(10)' | 'integer' | 'date';
@@ -72,6 +74,8 @@ const shareKey: KeyColumn = { column: 'share_id', sqlType: 'varchar(4)' };
 const collateralKey: KeyColumn = { column: 'collateral_number', sqlType: 'varchar(10)' };
 
 const locator = (): FieldDef => int('Locator', { minimum: 1, readOnly: true });
+/** An `xsd:short` of the core without a narrower rule. */
+const short = (name: string): FieldDef => int(name, { minimum: SHORT_MIN, maximum: SHORT_MAX });
 
 /** The user-defined field families shared by the three tracking records (spec: numbered 1 to 20). */
 function trackingFields(): FieldDef[] {
@@ -90,7 +94,7 @@ function trackingFields(): FieldDef[] {
     ...numbered(1, 20, (n) => str(`UserChar${n}`, 40)),
     ...numbered(1, 20, (n) => code(`UserCode${n}`)),
     ...numbered(1, 20, (n) => date(`UserDate${n}`)),
-    int('UserId', { minimum: 0 }),
+    int('UserId', { minimum: 0, maximum: SHORT_MAX }),
     ...numbered(1, 20, (n) => int(`UserNumber${n}`)),
     ...numbered(1, 20, (n) => rate(`UserRate${n}`)),
   ];
@@ -115,14 +119,15 @@ function fmHistoryFields(): FieldDef[] {
     code('IdType'),
     int('NewNumber'),
     int('OldNumber'),
-    int('PostTime', { minimum: 0, maximum: 235959 }),
-    int('ProcessorUser'),
+    // HHMM: the core's xsd:short cannot hold seconds.
+    int('PostTime', { minimum: 0, maximum: 2359 }),
+    short('ProcessorUser'),
     code('RecordType'),
-    int('SecurityLevels'),
+    short('SecurityLevels'),
     int('SequenceNumber', { minimum: 1, readOnly: true }),
-    int('SubFieldNumber'),
-    int('UserNumber'),
-    int('UserOverride'),
+    short('SubFieldNumber'),
+    short('UserNumber'),
+    short('UserOverride'),
     date('LastFmDate'),
     date('NewDate'),
     date('OldDate'),
@@ -269,13 +274,14 @@ function nameFields(): FieldDef[] {
     str('WorkPhoneExtension', 6),
     str('ZipCode', 10),
     // Repeating entries
-    repeating(code('IdentDocFlag'), 10),
-    repeating(str('IdentIdDescription', 40), 10),
-    repeating(date('IdentIdExpireDate'), 10),
-    repeating(date('IdentIdIssueDate'), 10),
-    repeating(str('IdentIdNumber', 20), 10),
-    repeating(code('IdentIdType'), 10),
-    repeating(date('IdentIdVerifyDate'), 10),
+    // The core holds three identity documents.
+    repeating(code('IdentDocFlag'), 3),
+    repeating(str('IdentIdDescription', 40), 3),
+    repeating(date('IdentIdExpireDate'), 3),
+    repeating(date('IdentIdIssueDate'), 3),
+    repeating(str('IdentIdNumber', 20), 3),
+    repeating(code('IdentIdType'), 3),
+    repeating(date('IdentIdVerifyDate'), 3),
   ];
 }
 
@@ -319,9 +325,17 @@ function shareChild(name: ShareSubRecordName, table: string, fields: FieldDef[],
     keyColumns: [accountKey, { ...shareKey, nullable: name === 'ShareName' }],
     primaryKey: ['account_number', 'locator'],
     positionColumn: 'locator',
-    fields: name === 'ShareName' ? fields : [locator(), ...fields],
+    fields,
     indexes: [{ name: `${table}_share`, on: ['account_number', 'share_id', 'locator'] }, ...indexes],
   });
+}
+
+/**
+ * A sub-record whose fields are the core's (core-fields.ts): the fields given keep coregate's rules, the
+ * locator is the record's key, and every other XSD field takes its type's rules.
+ */
+function coreShareChild(name: ShareSubRecordName, table: string, given: FieldDef[], exclude?: string[]): RecordDef {
+  return shareChild(name, table, coreRecordFields(name, [locator(), ...given], { exclude }));
 }
 
 export const RECORDS: readonly RecordDef[] = [
@@ -397,82 +411,67 @@ export const RECORDS: readonly RecordDef[] = [
     { name: 'share_name_short_name', on: ['upper(short_name)', 'account_number'], include: ['short_name'] },
   ]),
 
-  // ---- Shares and their sub-records ----
+  // ---- Shares and their sub-records (every field of the core's XSD type: core-fields.ts) ----
   record({
     name: 'Share',
     table: 'share',
     keyColumns: [accountKey],
     primaryKey: ['account_number', 'share_id'],
-    fields: [
+    fields: coreRecordFields('Share', [
       str('Id', 4, { column: 'share_id', pattern: SHARE_ID_PATTERN, readOnly: true }),
       code('Type'),
       str('Description', 40),
       str('Nickname', 40),
-      date('OpenDate'),
-      date('CloseDate'),
       money('Balance', { readOnly: true }),
       money('AvailableBalance', { readOnly: true }),
       rate('DivRate', { minimum: 0, maximum: 100 }),
       code('DivType'),
-      date('MaturityDate'),
       date('LastFmDate', { readOnly: true }),
       ...numbered(1, 4, (n) => str(`UserChar${n}`, 40)),
-      ...numbered(1, 2, (n) => money(`UserAmount${n}`)),
-      ...numbered(1, 2, (n) => date(`UserDate${n}`)),
-    ],
+    ]),
   }),
-  shareChild('ShareAnalysis', 'share_analysis', [
-    code('Type'),
-    money('CashAmtTotal'),
-    money('CheckAmtTotal'),
-    int('ItemCount', { minimum: 0 }),
-    code('StatementGroup'),
-    date('EffectiveDate'),
-    date('ExpireDate'),
-  ]),
-  shareChild('ShareAnalysisGroup', 'share_analysis_group', [
-    code('GroupCode'),
+  coreShareChild('ShareAnalysis', 'share_analysis', [money('CashAmtTotal'), code('Plan'), code('StatementGroup')]),
+  coreShareChild('ShareAnalysisGroup', 'share_analysis_group', [
+    // The group's primary account; its own column, since account_number is the record's key.
+    str('AccountNumber', 10, { column: 'group_account_number', pattern: ACCOUNT_NUMBER_PATTERN }),
     str('Comment1', 40),
-    str('Comment2', 40),
-    date('EffectiveDate'),
-    date('ExpireDate'),
+    str('Id', 4),
   ]),
-  shareChild('ShareAnalysisPlan', 'share_analysis_plan', [
+  coreShareChild('ShareAnalysisPlan', 'share_analysis_plan', [
     str('Description', 40),
     code('DefinedCode'),
-    money('Charge', { minimum: 0 }),
-    date('EffectiveDate'),
-    date('ExpireDate'),
+    code('Plan'),
+    repeating(money('Charge', { minimum: 0 }), 100),
   ]),
-  shareChild('ShareCheckOrder', 'share_check_order', [
-    int('Quantity', { minimum: 0, maximum: 9999 }),
-    code('Status'),
-    date('OrderDate'),
-    int('StartingCheckNumber', { minimum: 0 }),
-    str('Style', 10),
-    code('DeliveryMethod'),
-    date('ShipDate'),
-  ]),
-  shareChild('ShareHold', 'share_hold', [
+  coreShareChild(
+    'ShareCheckOrder',
+    'share_check_order',
+    [
+      int('Quantity', { minimum: 0, maximum: 9999 }),
+      code('Status'),
+      int('StartNumber', { minimum: 0 }),
+      str('CheckStyle', 10),
+      code('ShipMethod'),
+    ],
+    // An SSN printed on checks: coregate keeps SSNs only protected, which a repeating field cannot be.
+    ['Ssn'],
+  ),
+  coreShareChild('ShareHold', 'share_hold', [
     code('Type'),
     money('Amount'),
-    date('EffectiveDate'),
-    date('ExpirationDate'),
-    ...numbered(1, 3, (n) => str(`Reference${n}`, 40)),
+    ...numbered(1, 4, (n) => str(`Reference${n}`, 40)),
   ]),
-  shareChild('ShareNote', 'share_note', [code('Code'), date('ExpirationDate'), repeating(str('Text', 40), 20)]),
-  shareChild('ShareTransfer', 'share_transfer', [
+  coreShareChild('ShareNote', 'share_note', [code('Code'), repeating(str('Text', 40), 50)]),
+  coreShareChild('ShareTransfer', 'share_transfer', [
     code('Type'),
-    str('Description', 40),
-    str('ToAccount', 10, { pattern: ACCOUNT_NUMBER_PATTERN }),
-    code('ToIdType'),
-    str('ToId', 4),
+    // The target: its own columns, since account_number is the record's key.
+    str('AccountNumber', 10, { column: 'to_account_number', pattern: ACCOUNT_NUMBER_PATTERN }),
+    code('IdType'),
+    str('Id', 4),
     money('Amount', { minimum: 0 }),
     code('Frequency'),
     code('Day1', { maximum: 31 }),
-    date('EffectiveDate'),
-    date('NextDate'),
-    date('ExpirationDate'),
+    code('Day2', { maximum: 31 }),
     code('PaymentType'),
     code('RegE'),
   ]),
@@ -544,7 +543,8 @@ export const RECORDS: readonly RecordDef[] = [
       str('ToAccount', 10),
       str('ToGlAccount', 20),
       str('ToId', 4),
-      repeating(str('Memo', 40), 10),
+      // The core holds two memo lines.
+      repeating(str('Memo', 40), 2),
     ],
     indexes: [{ name: 'corp_transfer_from_account', on: ['from_account'] }],
   }),
@@ -610,8 +610,8 @@ export const RECORDS: readonly RecordDef[] = [
       ...numbered(1, 6, (n) => str(`UserChar${n}`, 40)),
       code('Branch'),
       int('ExcpDays', { minimum: 0 }),
-      int('ExcpNoticeCount', { minimum: 0 }),
-      int('ExcpNoticeCountCpWork', { minimum: 0 }),
+      int('ExcpNoticeCount', { minimum: 0, maximum: SHORT_MAX }),
+      int('ExcpNoticeCountCpWork', { minimum: 0, maximum: SHORT_MAX }),
       code('ExcpNoticeOption'),
       locator(),
       code('OfficerCode'),

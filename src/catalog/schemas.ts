@@ -4,8 +4,10 @@
  * the OpenAPI document names them as components.
  */
 import { Type, type TSchema } from 'typebox';
-import type { Family, FieldDef, FieldKind } from './fields.js';
+import { INT4_MAX, INT4_MIN, type Family, type FieldDef, type FieldKind } from './fields.js';
+import { SHORT_MAX, SHORT_MIN } from './core-fields.js';
 import { RECORDS, type RecordDef } from './records.js';
+import { elementsOf, recordElements, type XsdElement } from './symxchange/index.js';
 
 const recordDef = (name: string): RecordDef => RECORDS.find((r) => r.name === name)!;
 
@@ -176,32 +178,87 @@ function constraintText(field: FieldDef): string {
   return parts.join(', ');
 }
 
-function scalarRequest(field: FieldDef): TSchema {
-  return Type.Unsafe({ type: [JSON_TYPE[field.kind], 'null'] });
+/**
+ * Text XML 1.0 can carry: no C0 control character but tab, line feed and carriage return (NUL and lone
+ * surrogates are refused for every body by the JSON parser).
+ */
+export const XML_TEXT_PATTERN = '^[^\\u0001-\\u0008\\u000b\\u000c\\u000e-\\u001f\\ufffe\\uffff]*$';
+
+/** YYYY-MM-DD of a real calendar day (the `date` format), year 0001 onwards: an `xsd:date`. */
+const DATE_VALUE = { format: 'date', pattern: '^(?!0000)' };
+
+/**
+ * The JSON type of a value the core declares with `xsdType`: what can travel in that element at all
+ * (docs/decisions.md, "SymXchange": the core's types are the request's types).
+ */
+function wireValue(field: FieldDef, xsdType: string | undefined): Record<string, unknown> {
+  switch (xsdType ?? field.kind) {
+    case 'xsd:short':
+      return { type: 'integer', minimum: SHORT_MIN, maximum: SHORT_MAX };
+    case 'xsd:int':
+    case 'integer':
+      return { type: 'integer', minimum: INT4_MIN, maximum: INT4_MAX };
+    case 'xsd:decimal':
+    case 'money':
+    case 'rate':
+      return { type: 'number' };
+    case 'xsd:date':
+    case 'date':
+      return { type: 'string', ...DATE_VALUE };
+    default:
+      return { type: 'string', pattern: XML_TEXT_PATTERN };
+  }
+}
+
+/** A request value: its wire type, or null where allowed. */
+function requestValue(value: Record<string, unknown>, nullable: boolean): TSchema {
+  if (!nullable) return Type.Unsafe(value);
+  const { type, ...facets } = value;
+  return Type.Unsafe({ ...facets, type: [type, 'null'] });
+}
+
+/** The XSD element of each field of a record the core declares (none for records of coregate's own). */
+function xsdElementsByField(record: RecordDef): Map<string, XsdElement> {
+  return new Map(recordElements(record.name).map((element) => [element.name, element]));
 }
 
 /**
- * The updatable-fields object of a record on one family. Only JSON types are enforced here: a value of
- * the right type that breaks a field rule is a per-field failure, not a 400 (spec, updateShare rule 2).
+ * The updatable-fields object of a record on one family. Each value must be of its field's type on the
+ * wire (the core's XSD type: `xsd:short` bounds, a calendar date, text XML can carry), and null only where
+ * the core's element is nillable; a value of the right type that breaks one of coregate's field rules is a
+ * per-field failure, not a 400 (spec, updateShare rule 2).
  */
 export function updatableFieldsSchema(record: RecordDef, family: Family): TSchema {
+  const elements = xsdElementsByField(record);
   const properties = Object.fromEntries(
     record.fields
       .filter((f) => f.families.includes(family))
       .map((f) => {
         const description = constraintText(f);
-        const schema = f.repeating
-          ? Type.Array(
-              Type.Object(
-                {
-                  EntryId: Type.Integer({ description: `1 to ${f.repeating.maxEntries}` }),
-                  [f.name]: scalarRequest(f),
-                },
-                { additionalProperties: false },
-              ),
-              { maxItems: 100, description: `${description}; entries by EntryId, a null value removes the entry` },
-            )
-          : Type.Unsafe({ ...scalarRequest(f), description });
+        const element = elements.get(f.name);
+        if (!f.repeating) {
+          const schema = requestValue(wireValue(f, element?.type), element?.nillable ?? true);
+          return [f.name, Type.Optional(Type.Unsafe({ ...schema, description }))];
+        }
+        // An entry's elements are optional on the wire: a null value is an entry without one (removed).
+        const entry = element ? elementsOf(element.type) : [];
+        const entryType = (name: string) => entry.find((e) => e.name === name)?.type;
+        const schema = Type.Array(
+          Type.Object(
+            {
+              EntryId: Type.Unsafe({
+                ...wireValue(f, entryType('EntryId') ?? 'xsd:short'),
+                description: `1 to ${f.repeating.maxEntries}`,
+              }),
+              [f.name]: requestValue(wireValue(f, entryType(f.name)), true),
+            },
+            { additionalProperties: false },
+          ),
+          {
+            maxItems: f.repeating.maxEntries,
+            description: `${description}; entries by EntryId, a null value removes the entry`,
+          },
+        );
         return [f.name, Type.Optional(schema)];
       }),
   );

@@ -8,7 +8,13 @@ import { openRuntime, type Runtime } from '../runtime.js';
 import { defaultEncoderWorkers, seedDatabase, DEFAULT_SEED, PARALLEL_FROM_ACCOUNTS } from '../seed/load.js';
 import { seedMemberSecrets } from '../seed/member-secrets.js';
 import { createProgress } from '../seed/progress.js';
-import { generatePassword, hashPassword } from '../crypto/passwords.js';
+import { CONTROL_CHARACTER } from '../catalog/index.js';
+import {
+  AUDIO_ACCESS_CODE_MAX_LENGTH,
+  generatePassword,
+  hashPassword,
+  PASSWORD_MAX_LENGTH,
+} from '../crypto/passwords.js';
 import { SCOPES, type Scope } from '../contract/scopes.js';
 import { memberSecrets, settings, SETTING, tokens, users } from '../store/access.js';
 import { readAudit } from '../store/audit.js';
@@ -144,6 +150,20 @@ export async function tokenCommand(argv: string[], config: Config, print: Print)
   });
 }
 
+/** A secret given on the command line: 1 to `maxLength` characters, as the core's credentials carry it. */
+function secretOption(
+  value: string | undefined,
+  name: string,
+  maxLength: number,
+  spec: CommandSpec,
+): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.length < 1 || value.length > maxLength || CONTROL_CHARACTER.test(value)) {
+    throw new UsageError(`--${name} must be 1 to ${maxLength} printable characters\n\n${spec.usage}`);
+  }
+  return value;
+}
+
 const USER: CommandSpec = {
   usage: `Usage: coregate user <add|list> [options]
 
@@ -167,7 +187,8 @@ export async function userCommand(argv: string[], config: Config, print: Print):
     if (userNumber < 1 || userNumber > 9999) throw new UsageError(`--number must be in 1..9999\n\n${USER.usage}`);
     if (!values.name) throw new UsageError(`--name is required\n\n${USER.usage}`);
     if (await users.find(db, userNumber)) throw new UsageError(`User ${userNumber} exists already`);
-    const password = values.password ?? generatePassword();
+    const given = secretOption(values.password, 'password', PASSWORD_MAX_LENGTH, USER);
+    const password = given ?? generatePassword();
     await users.add(db, userNumber, values.name, await hashPassword(password));
     print(`Added user ${userNumber} (${values.name})`);
     if (!values.password) print(`Password: ${password}`);
@@ -177,7 +198,8 @@ export async function userCommand(argv: string[], config: Config, print: Print):
 const ADMIN_PASSWORD: CommandSpec = {
   usage: `Usage: coregate admin-password [--password P]
 
-Sets the AdministrativeCredentials password (stored as a scrypt hash); prints a generated one when not given.
+Sets the AdministrativeCredentials password (1 to 20 characters, stored as a scrypt hash); prints a generated
+one when not given.
 COREGATE_ADMIN_PASSWORD_HASH, when set, takes precedence over the stored hash.`,
   options: { password: { type: 'string' } },
 };
@@ -185,7 +207,7 @@ COREGATE_ADMIN_PASSWORD_HASH, when set, takes precedence over the stored hash.`,
 export async function adminPasswordCommand(argv: string[], config: Config, print: Print): Promise<void> {
   const { values, flags } = parseCommand(ADMIN_PASSWORD, argv);
   if (flags.has('help')) return print(ADMIN_PASSWORD.usage);
-  const password = values.password ?? generatePassword();
+  const password = secretOption(values.password, 'password', PASSWORD_MAX_LENGTH, ADMIN_PASSWORD) ?? generatePassword();
   await withRuntime(config, async ({ database: { db } }) => {
     await settings.set(db, SETTING.adminPasswordHash, await hashPassword(password));
   });
@@ -209,8 +231,8 @@ export async function memberCommand(argv: string[], config: Config, print: Print
   if (flags.has('help') || positionals[0] !== 'set-secret') return print(MEMBER.usage);
   const account = values.account;
   if (!account || !/^[0-9]{10}$/.test(account)) throw new UsageError(`--account must be 10 digits\n\n${MEMBER.usage}`);
-  const password = values['home-banking-password'];
-  const audio = values['audio-access-code'];
+  const password = secretOption(values['home-banking-password'], 'home-banking-password', PASSWORD_MAX_LENGTH, MEMBER);
+  const audio = secretOption(values['audio-access-code'], 'audio-access-code', AUDIO_ACCESS_CODE_MAX_LENGTH, MEMBER);
   if (!password && !audio)
     throw new UsageError(`Give --home-banking-password or --audio-access-code\n\n${MEMBER.usage}`);
   await withRuntime(config, async ({ database: { db } }) => {

@@ -11,38 +11,74 @@ export function text(minLength: number, maxLength: number, description?: string)
   return Type.String({ minLength, maxLength, pattern: TEXT_PATTERN, ...(description ? { description } : {}) });
 }
 
-const secret = (description: string) => text(1, 128, description);
+/** A secret of at most `maxLength` characters, as the core's credential types declare it. */
+const secret = (maxLength: number, description: string) => text(0, maxLength, description);
 
 /** AccountNumber in requests and responses (DESIGN: 10 digits, zero-padded, always a JSON string). */
 export const AccountNumberSchema = Type.String({ pattern: '^[0-9]{10}$', description: 'Account number: 10 digits' });
-const digits = (min: number, max: number, description: string) =>
-  Type.String({ pattern: `^[0-9]{${min},${max}}$`, description });
+
+/** The core's `xsd:short`. */
+const Short = (options: { minimum?: number; maximum?: number } = {}) =>
+  Type.Integer({ minimum: -32768, maximum: 32767, ...options });
+
+/** A second factor a member credential may carry (the core's SecondaryVerification). */
+const SecondaryVerificationSchema = Type.Object(
+  {
+    SocialSecurityNumber: Type.Optional(Type.String({ pattern: '^[0-9]{9}$', description: 'The SSN: 9 digits' })),
+    SSNLastFourDigits: Type.Optional(Type.String({ pattern: '^[0-9]{4}$', description: 'Last four SSN digits' })),
+    SecondaryHomeBankingPassword: Type.Optional(secret(20, 'A second home banking password')),
+    SecondaryAudioAccessCode: Type.Optional(secret(15, 'A second audio response access code')),
+  },
+  { additionalProperties: false },
+);
+
+/** Which of a member's home-banking users (1 to 999) the credential names. */
+const OptionalUserCode = Short({ minimum: 1, maximum: 999 });
 
 /**
- * Credential objects. The spec shows the member-level ones as empty objects, so an empty object counts
- * as absent; a non-empty one must carry its fields (checked by the authenticator) and must verify.
+ * Credential objects, with the core's field lengths (docs/decisions.md, "SymXchange"). The spec shows the
+ * member-level ones as empty objects, so an empty object counts as absent; a non-empty one must carry its
+ * fields (checked by the authenticator) and must verify. Fields marked optional may be left out.
  */
 export const CREDENTIAL_SCHEMAS = {
-  AdministrativeCredentials: { Password: secret('The administrative password') },
-  UserNumberCredentials: { UserNumber: Type.Integer({ minimum: 1, maximum: 9999 }), Password: secret('User password') },
-  TokenCredentials: { TokenId: secret('A session token from logon') },
+  AdministrativeCredentials: { Password: secret(20, 'The administrative password') },
+  UserNumberCredentials: {
+    UserNumber: Type.Integer({ minimum: 0, maximum: 9999 }),
+    Password: secret(20, 'User password'),
+  },
+  TokenCredentials: { TokenId: secret(512, 'A session token from logon') },
   AccountNumberCredentials: {
     AccountNumber: AccountNumberSchema,
-    HomeBankingPassword: Type.Optional(secret('Home banking password')),
-    AudioAccessCode: Type.Optional(secret('Audio response access code')),
+    OptionalUserCode: Type.Optional(OptionalUserCode),
+    HomeBankingPassword: Type.Optional(secret(20, 'Home banking password')),
+    AudioAccessCode: Type.Optional(secret(15, 'Audio response access code')),
+    SecondaryVerification: Type.Optional(SecondaryVerificationSchema),
   },
   HomeBankingCredentials: {
-    UserName: text(1, 64, 'Home banking user name'),
-    Password: secret('Home banking password'),
+    UserName: text(0, 20, 'Home banking user name'),
+    Password: secret(20, 'Home banking password'),
+    SecondaryVerification: Type.Optional(SecondaryVerificationSchema),
   },
-  CardCredentials: { CardNumber: digits(12, 19, 'Card number') },
-  MICRCredentials: { MICRNumber: digits(4, 20, 'MICR number') },
+  CardCredentials: { CardNumber: text(0, 30, 'Card number') },
+  MICRCredentials: { MICRNumber: Type.String({ pattern: '^[0-9]{0,30}$', description: 'MICR number: digits' }) },
   LookupCredentials: {
-    Type: Type.Integer({ minimum: 0, maximum: 99 }),
+    Type: Short(),
     Value: text(1, 20, 'Lookup number'),
-    HomeBankingPassword: secret('Home banking password'),
+    OptionalUserCode: Type.Optional(OptionalUserCode),
+    HomeBankingPassword: Type.Optional(secret(20, 'Home banking password')),
+    AudioAccessCode: Type.Optional(secret(15, 'Audio response access code')),
+    SecondaryVerification: Type.Optional(SecondaryVerificationSchema),
   },
 } as const satisfies Record<string, Record<string, TSchema>>;
+
+/**
+ * Fields of a credential kind of which exactly one must be given (the core's `xsd:choice`): a member proves
+ * who they are with a home-banking password or an audio response code, never both.
+ */
+export const CREDENTIAL_SECRET_CHOICES: Readonly<Partial<Record<CredentialKind, readonly string[]>>> = {
+  AccountNumberCredentials: ['HomeBankingPassword', 'AudioAccessCode'],
+  LookupCredentials: ['HomeBankingPassword', 'AudioAccessCode'],
+};
 
 export type CredentialKind = keyof typeof CREDENTIAL_SCHEMAS;
 export const CREDENTIAL_KINDS = Object.keys(CREDENTIAL_SCHEMAS) as CredentialKind[];

@@ -30,7 +30,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 
-/** A random password for generated credentials: 24 URL-safe characters. */
+/** The longest password the core's credential types carry (and so coregate takes). */
+export const PASSWORD_MAX_LENGTH = 20;
+/** The longest audio response access code the core's credential types carry. */
+export const AUDIO_ACCESS_CODE_MAX_LENGTH = 15;
+
+/** A random password for generated credentials: 20 URL-safe characters (120 bits), the core's longest. */
 export function generatePassword(): string {
-  return randomBytes(18).toString('base64url');
+  return randomBytes(15).toString('base64url');
 }

@@ -4,13 +4,13 @@
  * Collateral → CollHold, Document → DocumentTracking, FmHistory, Tracking.
  */
 import { Type, type TOptional, type TSchema, type TUnsafe } from 'typebox';
-import { recordDef, type RecordDef } from '../catalog/index.js';
+import { INT4_MAX, INT4_MIN, recordDef, type RecordDef } from '../catalog/index.js';
 import { QuerySchema, schemaIds } from '../catalog/schemas.js';
 import { recordNotFound } from '../contract/problems.js';
 import type { Secrets } from '../crypto/secrets.js';
 import { recordTree } from '../store/record-tree.js';
 import type { Row } from '../store/records.js';
-import { text } from '../contract/envelope.js';
+import { TEXT_PATTERN } from '../contract/envelope.js';
 import { PagingTokens, PagingRequestContextSchema, type PagingRequest, type PagingScope } from './paging.js';
 import { compileFilter, selectedPlan, type ChildrenFilter, type ReadPlan, type SelectableFields } from './read-plan.js';
 import { defineOperation, STAFF_CREDENTIALS, type OperationContext, type RequestBody } from './types.js';
@@ -108,8 +108,15 @@ const locatorField = (record: RecordDef) => `${record.name}Locator`;
  * shapes are given here once, as the types the read plan works with. Locators are named from the
  * catalog at run time (`<Record>Locator`) and are read with `locatorOf`.
  */
+/** The collateral number: any text the core takes (an unknown one is a 404). */
+const CollateralNumberSchema = Type.String({
+  minLength: 1,
+  pattern: TEXT_PATTERN,
+  description: 'The collateral number',
+});
+
 type CollateralRequest = {
-  CollateralNumber: ReturnType<typeof text>;
+  CollateralNumber: typeof CollateralNumberSchema;
   SelectableFields: TOptional<TUnsafe<SelectableFields>>;
   ChildrenSearchFilter: TOptional<TUnsafe<ChildrenFilter>>;
   SearchFilter: TOptional<TUnsafe<{ Query?: string } & ChildrenFilter>>;
@@ -147,9 +154,10 @@ async function requireParents(context: OperationContext, record: RecordDef, body
 
 /** The request of an operation of `kind` on `record`: the properties of `CollateralRequest` it takes, and its locators. */
 function requestSchema(record: RecordDef, kind: Kind): CollateralRequest {
-  const locator = Type.Integer({ minimum: 1, maximum: 2147483647 });
+  // The core's xsd:int: a locator no record has is a 404.
+  const locator = Type.Integer({ minimum: INT4_MIN, maximum: INT4_MAX });
   return {
-    CollateralNumber: text(1, 10, 'The collateral number'),
+    CollateralNumber: CollateralNumberSchema,
     ...Object.fromEntries(
       ancestors(record)
         .slice(1)

@@ -3,7 +3,7 @@
  */
 import { Type } from 'typebox';
 import { isCalendarDate } from '../catalog/field-rules.js';
-import { recordDef } from '../catalog/index.js';
+import { INT4_MAX, INT4_MIN, recordDef } from '../catalog/index.js';
 import { schemaIds } from '../catalog/schemas.js';
 import { recordNotFound, validationFailed } from '../contract/problems.js';
 import { recordTree } from '../store/record-tree.js';
@@ -29,7 +29,7 @@ export const getCorpTransferSelectFields = defineOperation({
   credentials: STAFF_CREDENTIALS,
   request: {
     CorpTransferGlobalSequenceDate: Type.String({ format: 'date', description: 'YYYY-MM-DD' }),
-    CorpTransferGlobalSequence: Type.Integer({ minimum: 1, maximum: 2147483647 }),
+    CorpTransferGlobalSequence: Type.Integer({ minimum: INT4_MIN, maximum: INT4_MAX }),
     SelectableFields: Type.Optional(SelectableFields),
   },
   response: Type.Object({ CorpTransfer: Type.Ref('CorpTransfer') }, { additionalProperties: false }),

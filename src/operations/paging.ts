@@ -6,22 +6,28 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { Type } from 'typebox';
+import { INT4_MAX } from '../catalog/index.js';
 import { canonicalJson } from '../contract/canonical-json.js';
+import { TEXT_PATTERN } from '../contract/envelope.js';
 import { Problem } from '../contract/problems.js';
 
 export const PagingRequestContextSchema = Type.Object(
   {
     NumberOfRecordsToReturn: Type.Optional(
-      Type.Integer({ minimum: 1, description: 'Page size; values above the configured maximum are capped to it' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: INT4_MAX,
+        description: 'Page size; values above the configured maximum are capped to it',
+      }),
     ),
     NumberOfRecordsToSkip: Type.Optional(
       Type.Integer({
         minimum: 0,
-        maximum: 100_000,
+        maximum: INT4_MAX,
         description: 'Records to skip after the token position (or the start)',
       }),
     ),
-    Token: Type.Optional(Type.String({ maxLength: 2048, description: 'The Token of the previous page' })),
+    Token: Type.Optional(Type.String({ pattern: TEXT_PATTERN, description: 'The Token of the previous page' })),
   },
   { $id: 'PagingRequestContext', additionalProperties: false },
 );

@@ -9,6 +9,8 @@ import {
   FAMILIES,
   FM_DATA_TYPES,
   FM_TYPE_FIELD_CHANGE,
+  INT4_MAX,
+  INT4_MIN,
   SHARE_RECORD_NAMES,
   fieldRuleViolation,
   recordDef,
@@ -23,7 +25,7 @@ import type { Secrets } from '../crypto/secrets.js';
 import { toRow, type Row, type WireRecord } from '../store/records.js';
 import { shareRecords, type ShareRecordKey } from '../store/share-records.js';
 import { protectedColumns } from '../store/schema.js';
-import { AccountNumberSchema } from '../contract/envelope.js';
+import { AccountNumberSchema, TEXT_PATTERN } from '../contract/envelope.js';
 import { defineOperation, STAFF_AND_MEMBER_CREDENTIALS, type OperationContext, type RequestBody } from './types.js';
 
 /** The records of the updateShare group: the share and its sub-records, in the spec's order (the catalog's group). */
@@ -107,7 +109,8 @@ function response(family: Family, record: RecordDef, failures: FailureBody[]) {
 
 // ---- Addressing ----
 
-const ShareId = Type.String({ pattern: '^[0-9A-Za-z]{1,4}$', description: 'Share id: up to 4 characters' });
+/** The share id: any text the core takes (one no share has is a 404). */
+const ShareId = Type.String({ minLength: 1, pattern: TEXT_PATTERN, description: 'Share id' });
 
 /**
  * The part of an update's request whose names are fixed: AccountNumber and ShareId. The locator and the
@@ -248,7 +251,8 @@ function historyRows(
   const history = recordDef('AccountFmHistory');
   const now = new Date();
   const postDate = now.toISOString().slice(0, 10);
-  const postTime = now.getUTCHours() * 10000 + now.getUTCMinutes() * 100 + now.getUTCSeconds();
+  // HHMM: the core's PostTime is an xsd:short.
+  const postTime = now.getUTCHours() * 100 + now.getUTCMinutes();
   const shareId = (row.share_id as string | null) ?? null;
   return changes.map((change) => {
     const { dataType, oldField, newField } = FM_DATA_TYPES[change.field.kind];
@@ -309,7 +313,7 @@ function updateOperation(record: RecordDef, family: Family) {
     AccountNumber: AccountNumberSchema,
     ShareId: locator ? Type.Optional(ShareId) : ShareId,
     ...(locator
-      ? { [locator]: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Unique within the account' }) }
+      ? { [locator]: Type.Integer({ minimum: INT4_MIN, maximum: INT4_MAX, description: 'Unique within the account' }) }
       : {}),
     [updatableFieldsName(record, family)]: Type.Ref(updatableFieldsName(record, family)),
   } as UpdateRequest;

@@ -7,7 +7,12 @@ import { createHash, createHmac } from 'node:crypto';
 import { Type, type TSchema } from 'typebox';
 import type { Config } from '../config.js';
 import { forbidden, unauthenticated, validationFailed } from '../contract/problems.js';
-import { CREDENTIAL_SCHEMAS, type CredentialKind, type CredentialsBody } from '../contract/envelope.js';
+import {
+  CREDENTIAL_SCHEMAS,
+  CREDENTIAL_SECRET_CHOICES,
+  type CredentialKind,
+  type CredentialsBody,
+} from '../contract/envelope.js';
 import { type Scope } from '../contract/scopes.js';
 import { hashToken, lockouts, memberSecrets, sessions, settings, SETTING, tokens, users } from '../store/access.js';
 import type { Db } from '../store/database.js';
@@ -116,7 +121,7 @@ export class Authenticator {
 
   constructor(
     private readonly db: Db,
-    secrets: Secrets,
+    private readonly secrets: Secrets,
     private readonly policy: AuthenticatorSettings,
     private readonly options: AuthenticatorOptions = {},
   ) {
@@ -139,25 +144,18 @@ export class Authenticator {
       },
       AccountNumberCredentials: async (fields) => {
         const account = String(fields.AccountNumber);
-        const secret = await memberSecrets.find(db, account);
-        const checks: [unknown, string | null | undefined, string][] = [
-          [fields.HomeBankingPassword, secret?.homeBankingPasswordHash, 'password'],
-          [fields.AudioAccessCode, secret?.audioAccessCodeHash, 'audio'],
-        ];
-        for (const [given, stored, what] of checks) {
-          if (given !== undefined && !(await this.verifyLocked(`account:${account}:${what}`, String(given), stored))) {
-            return undefined;
-          }
-        }
-        return { memberAccount: account };
+        const ok = await this.verifyMemberSecret(`account:${account}`, account, fields);
+        return ok ? { memberAccount: account } : undefined;
       },
-      HomeBankingCredentials: async ({ UserName, Password }) => {
+      HomeBankingCredentials: async (fields) => {
+        const { UserName, Password } = fields;
         const account = await lookups.homeBankingUser(db, String(UserName));
         const secret = account ? await memberSecrets.find(db, account) : undefined;
         const subject = `homebanking:${String(UserName).toLowerCase()}`;
-        return (await this.verifyLocked(subject, String(Password), secret?.homeBankingPasswordHash))
-          ? { memberAccount: account }
-          : undefined;
+        const ok =
+          (await this.verifyLocked(subject, String(Password), secret?.homeBankingPasswordHash)) &&
+          (await this.verifySecondary(subject, account, fields.SecondaryVerification));
+        return ok ? { memberAccount: account } : undefined;
       },
       CardCredentials: async ({ CardNumber }) => {
         const account = await lookups.activeCard(db, secrets, String(CardNumber));
@@ -167,13 +165,14 @@ export class Authenticator {
         const account = await lookups.micrAccount(db, secrets, String(MICRNumber));
         return account ? { memberAccount: account } : undefined;
       },
-      LookupCredentials: async ({ Type: lookupType, Value, HomeBankingPassword }) => {
-        const match = await lookups.lookup(db, Number(lookupType), String(Value));
-        const secret = match ? await memberSecrets.find(db, match.accountNumber) : undefined;
-        const subject = `lookup:${lookupType}:${String(Value)}`;
-        return (await this.verifyLocked(subject, String(HomeBankingPassword), secret?.homeBankingPasswordHash))
-          ? { memberAccount: match?.accountNumber }
-          : undefined;
+      LookupCredentials: async (fields) => {
+        const match = await lookups.lookup(db, Number(fields.Type), String(fields.Value));
+        const ok = await this.verifyMemberSecret(
+          `lookup:${fields.Type}:${String(fields.Value)}`,
+          match?.accountNumber,
+          fields,
+        );
+        return ok ? { memberAccount: match?.accountNumber } : undefined;
       },
     };
   }
@@ -295,6 +294,49 @@ export class Authenticator {
     return ok;
   }
 
+  /**
+   * A member's secret (the home-banking password or the audio response code, whichever the credential
+   * carries: the core takes one) and its second factor, under the lockout of `subject`. An unknown account
+   * fails like a wrong secret. `OptionalUserCode` names one of the member's home-banking users; the store
+   * keeps one per account, so it is not checked.
+   */
+  private async verifyMemberSecret(subject: string, account: string | undefined, fields: Fields): Promise<boolean> {
+    const secret = account ? await memberSecrets.find(this.db, account) : undefined;
+    const [given, stored, what] =
+      fields.AudioAccessCode !== undefined
+        ? [fields.AudioAccessCode, secret?.audioAccessCodeHash, 'audio']
+        : [fields.HomeBankingPassword, secret?.homeBankingPasswordHash, 'password'];
+    const lockSubject = `${subject}:${what}`;
+    return (
+      (await this.verifyLocked(lockSubject, String(given), stored)) &&
+      (await this.verifySecondary(lockSubject, account, fields.SecondaryVerification))
+    );
+  }
+
+  /**
+   * The core's SecondaryVerification: the SSN or its last four digits must be on one of the member's name
+   * records. The store keeps no second password or audio code, so one that is given cannot verify: it is
+   * refused rather than ignored. A failure counts towards the subject's lockout like a wrong secret.
+   */
+  private async verifySecondary(subject: string, account: string | undefined, given: unknown): Promise<boolean> {
+    if (given === undefined) return true;
+    const factors = given as Fields;
+    const ssns = account ? await lookups.accountSsns(this.db, this.secrets, account) : [];
+    const ok =
+      factors.SecondaryHomeBankingPassword === undefined &&
+      factors.SecondaryAudioAccessCode === undefined &&
+      (factors.SocialSecurityNumber === undefined || ssns.includes(String(factors.SocialSecurityNumber))) &&
+      (factors.SSNLastFourDigits === undefined || ssns.some((ssn) => ssn.endsWith(String(factors.SSNLastFourDigits))));
+    if (!ok) {
+      await lockouts.fail(this.db, subject, {
+        threshold: this.policy.lockoutThreshold,
+        lockSeconds: this.policy.lockoutSeconds,
+        firstLockSeconds: this.policy.lockoutSeconds,
+      });
+    }
+    return ok;
+  }
+
   private async storedAdminHash(): Promise<string | undefined> {
     if (this.options.adminPasswordHash) return this.options.adminPasswordHash;
     const now = Date.now();
@@ -305,22 +347,24 @@ export class Authenticator {
   }
 }
 
-/** Required fields of a non-empty credential object (the schema accepts empty objects, see envelope.ts). */
+/**
+ * Required fields of a non-empty credential object (the schema accepts empty objects, see envelope.ts), and
+ * exactly one of each secret choice (the core's `xsd:choice`: a password or an audio code, never both).
+ */
 function requireFields(kind: CredentialKind, fields: Fields): void {
   const schema: Record<string, TSchema> = CREDENTIAL_SCHEMAS[kind];
   const missing = Object.keys(schema)
     .filter((name) => !Type.IsOptional(schema[name]) && fields[name] === undefined)
     .map((name) => ({ pointer: `/Credentials/${kind}/${name}`, detail: `must have required property '${name}'` }));
-  // AccountNumberCredentials carry one secret or the other (DESIGN: HomeBankingPassword | AudioAccessCode).
-  if (
-    kind === 'AccountNumberCredentials' &&
-    fields.HomeBankingPassword === undefined &&
-    fields.AudioAccessCode === undefined
-  ) {
-    missing.push({
-      pointer: `/Credentials/${kind}/HomeBankingPassword`,
-      detail: 'HomeBankingPassword or AudioAccessCode is required',
-    });
+  const choice = CREDENTIAL_SECRET_CHOICES[kind];
+  if (choice) {
+    const given = choice.filter((name) => fields[name] !== undefined);
+    if (given.length !== 1) {
+      missing.push({
+        pointer: `/Credentials/${kind}/${given[1] ?? choice[0]}`,
+        detail: `${choice.join(' or ')} is required, and only one of them (the core takes one)`,
+      });
+    }
   }
   if (missing.length > 0) throw validationFailed(missing);
 }

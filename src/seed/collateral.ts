@@ -272,7 +272,7 @@ function addOneCollateral(out: AccountRecords, rng: Random, account: AccountFact
       BatchSequence: rng.int(1, 9999),
       ConfirmationSeq: rng.int(100_000, 999_999),
       PostDate: postDate,
-      PostTime: rng.timeOfDay(8, 17) * 100 + rng.int(0, 59),
+      PostTime: rng.timeOfDay(8, 17),
       ProcessorUser: rng.int(1, 250),
       UserNumber: rng.int(1, 250),
       SecurityLevels: rng.int(1, 10),

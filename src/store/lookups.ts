@@ -85,6 +85,13 @@ export const lookups = {
     );
   },
 
+  /** The SSNs on an account's name records (account- and share-level), decrypted, for a member's second factor. */
+  async accountSsns(db: Db, secrets: Secrets, accountNumber: string): Promise<string[]> {
+    const result = await sql<{ ssn_enc: Uint8Array }>`select ssn_enc from share_name
+      where account_number = ${accountNumber} and ssn_enc is not null`.execute(db);
+    return result.rows.map((row) => secrets.decrypt(row.ssn_enc));
+  },
+
   /** Distinct accounts with a name record of that short name, case-insensitive, ascending. */
   byShortName(db: Db, shortName: string, limit: number): Promise<string[]> {
     return accountNumbers(

@@ -93,6 +93,53 @@ export function recordTableDdl(record: RecordDef): string[] {
   return [`create table ${record.table} (\n  ${body.join(',\n  ')}\n)`, ...recordIndexDdl(record).values()];
 }
 
+const quoted = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
+/** A condition on the current schema's catalog: the table has the column (and, when given, of that data type). */
+function hasColumn(table: string, column: string, dataType?: string): string {
+  const type = dataType ? ` and data_type = ${quoted(dataType)}` : '';
+  return `exists (select 1 from information_schema.columns where table_schema = current_schema()
+      and table_name = ${quoted(table)} and column_name = ${quoted(column)}${type})`;
+}
+
+/**
+ * Statements that bring a table created by an earlier catalog to the columns the catalog now gives its
+ * record, and that change nothing on a table created from the catalog as it is: `renames` (old column →
+ * new) keep their data, a repeating field's column still of a scalar type becomes its entry list (the old
+ * value as entry 1), columns the record gained are added and those it lost are dropped.
+ * @example reconcileTableDdl(recordDef('ShareTransfer'), { to_account: 'to_account_number' })
+ */
+export function reconcileTableDdl(record: RecordDef, renames: Readonly<Record<string, string>> = {}): string[] {
+  const table = record.table;
+  const columns = tableColumns(record);
+  const statements = Object.entries(renames).map(
+    ([from, to]) => `do $$ begin
+  if ${hasColumn(table, from)} and not ${hasColumn(table, to)} then
+    alter table ${table} rename column ${from} to ${to};
+  end if;
+end $$`,
+  );
+  for (const field of record.fields.filter((f) => f.repeating)) {
+    statements.push(`do $$ begin
+  if ${hasColumn(table, field.column)} and not ${hasColumn(table, field.column, 'jsonb')} then
+    alter table ${table} alter column ${field.column} type jsonb using case when ${field.column} is null then null
+      else jsonb_build_array(jsonb_build_object('EntryId', 1, ${quoted(field.name)}, ${field.column})) end;
+  end if;
+end $$`);
+  }
+  for (const column of columns.filter((c) => !c.notNull && !c.identity)) {
+    statements.push(`alter table ${table} add column if not exists ${column.name} ${column.sqlType}`);
+  }
+  const kept = columns.map((c) => quoted(c.name)).join(', ');
+  statements.push(`do $$ declare gone text; begin
+  for gone in select column_name from information_schema.columns where table_schema = current_schema()
+      and table_name = ${quoted(table)} and column_name <> all (array[${kept}]) loop
+    execute format('alter table %I drop column %I', ${quoted(table)}, gone);
+  end loop;
+end $$`);
+  return statements;
+}
+
 /** Tables of the service itself: credentials and settings. */
 export const SYSTEM_DDL: readonly string[] = [
   `create table coregate_setting (

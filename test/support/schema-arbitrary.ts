@@ -162,11 +162,13 @@ function validString(schema: JsonSchema): fc.Arbitrary<string> {
     const everyday = fc
       .date({ min: new Date('1900-01-01T00:00:00Z'), max: new Date('2100-12-31T00:00:00Z'), noInvalidDate: true })
       .map((date) => date.toISOString().slice(0, 10));
-    // The format accepts any four-digit year; PostgreSQL has no year 0.
-    return fc.oneof(
+    // The format accepts any four-digit year; PostgreSQL has no year 0 (a pattern may refuse it).
+    const dates = fc.oneof(
       weighted(2, everyday),
       weighted(1, fc.constantFrom('0000-01-01', '0001-01-01', '9999-12-31', '2000-02-29')),
     );
+    const pattern = schema.pattern === undefined ? undefined : new RegExp(schema.pattern);
+    return pattern ? dates.filter((value) => pattern.test(value)) : dates;
   }
   if (schema.pattern) {
     const pattern = new RegExp(schema.pattern);
