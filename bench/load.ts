@@ -30,8 +30,8 @@ export function parseAnswer(answer: Answer): unknown {
   }
 }
 
-/** The next request of a run: where it goes and its body. */
-export type NextRequest = () => { readonly path: string; readonly body: string };
+/** The next request of a run: where it goes, its body, and headers replacing the run's when given. */
+export type NextRequest = () => { readonly path: string; readonly body: string; readonly headers?: Headers };
 
 export interface LoadSpec {
   readonly url: string;
@@ -66,7 +66,14 @@ function fire(spec: LoadSpec, seconds: number): Promise<autocannon.Result> {
     duration: seconds,
     method: 'POST',
     headers: { ...spec.headers },
-    requests: [{ setupRequest: (request) => ({ ...request, ...spec.next() }) }],
+    requests: [
+      {
+        setupRequest: (request) => {
+          const { headers, ...next } = spec.next();
+          return { ...request, ...next, ...(headers ? { headers: { ...headers } } : {}) };
+        },
+      },
+    ],
   });
 }
 

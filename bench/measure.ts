@@ -52,8 +52,10 @@ function routes(target: Target, scenario: Scenario): Map<string, Route> | string
   return found;
 }
 
-/** A request body as shown in a failure, its credentials left out. */
+/** A request body as shown in a failure, its credentials left out (JSON, or a SOAP envelope). */
 function shown(body: string): string {
+  if (body.startsWith('<'))
+    return body.replace(/<Credentials>.*<\/Credentials>/s, '<Credentials>(left out)</Credentials>');
   return JSON.stringify({ ...(JSON.parse(body) as object), Credentials: '(left out)' });
 }
 
@@ -66,7 +68,8 @@ async function check(target: Target, routed: ReadonlyMap<string, Route>): Promis
     const bytes: number[] = [];
     for (let n = 0; n < CHECKED_REQUESTS; n += 1) {
       const request = operation.next();
-      const answer = await post(target.server.url, path, target.headers, request.body).catch(
+      const headers = { ...target.headers, ...operation.headers };
+      const answer = await post(target.server.url, path, headers, request.body).catch(
         (error: Error) => `${error.message} (${String(error.cause ?? 'no cause')})`,
       );
       if (typeof answer === 'string') {
@@ -94,7 +97,12 @@ export async function measureScenario(
   if (typeof routed === 'string') return { ...base, ok: false, reason: routed };
   const answerBytes = await check(target, routed);
   if (typeof answerBytes === 'string') return { ...base, ok: false, reason: answerBytes };
-  const order = schedule(scenario).map((name) => routed.get(name)!);
+  // An operation with headers of its own sends them over the target's on every request.
+  const order = schedule(scenario).map((name) => {
+    const route = routed.get(name)!;
+    const headers = route.operation.headers ? { ...target.headers, ...route.operation.headers } : undefined;
+    return { ...route, headers };
+  });
   let position = 0;
   const result = await measure({
     url: target.server.url,
@@ -103,8 +111,8 @@ export async function measureScenario(
     seconds: settings.seconds,
     pid: target.server.pid,
     next: () => {
-      const { operation, path } = order[position++ % order.length]!;
-      return { path, body: operation.next().body };
+      const { operation, path, headers } = order[position++ % order.length]!;
+      return { path, body: operation.next().body, ...(headers ? { headers } : {}) };
     },
   });
   return { ...base, ok: true, result, answerBytes };

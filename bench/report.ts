@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { Measurement } from './measure.js';
 import type { ScaleCheck } from './scale.js';
 import { SCALE_LIMIT } from './scale.js';
+import { SOAP_PREFIX } from './scenarios.js';
 import { BENCH_DIR } from './servers.js';
 
 const MB = 1024 * 1024;
@@ -41,6 +42,16 @@ function ratio(measurements: readonly Measurement[], row: Measurement, other: Me
   return `${(row.result.requestsPerSecond / reference.result.requestsPerSecond).toFixed(2)}×`;
 }
 
+/** A SOAP scenario's req/s against its JSON twin's on the same target (`soap:findBySSN` vs `findBySSN`). */
+function soapRatio(measurements: readonly Measurement[], row: Measurement): string {
+  if (!row.ok || !row.scenario.startsWith(SOAP_PREFIX)) return '';
+  const twin = measurements.find(
+    (m) => m.scenario === row.scenario.slice(SOAP_PREFIX.length) && m.target === row.target,
+  );
+  if (!twin?.ok || twin.result.requestsPerSecond === 0) return '';
+  return `${(row.result.requestsPerSecond / twin.result.requestsPerSecond).toFixed(2)}×`;
+}
+
 const HEADER = [
   'scenario',
   'target',
@@ -52,6 +63,7 @@ const HEADER = [
   'B/resp',
   '/ceiling',
   '/Prism',
+  'SOAP/JSON',
 ];
 /** Columns aligned left; the others are numbers, aligned right. */
 const LEFT = new Set([0, 1]);
@@ -70,6 +82,7 @@ function cells(measurements: readonly Measurement[], m: Measurement): string[] {
     String(result.bytesPerResponse),
     ratio(measurements, m, 'ceiling'),
     ratio(measurements, m, 'prism'),
+    soapRatio(measurements, m),
   ];
 }
 

@@ -5,6 +5,9 @@
  */
 import { Random } from '../src/seed/random.js';
 import { DATASET_AS_OF, generateAccount, type AccountBundle } from '../src/seed/generate.js';
+import { OPERATIONS, SHARED_SCHEMAS } from '../src/operations/index.js';
+import { createSymxCodec } from '../src/symxchange/codec.js';
+import type { Headers } from './load.js';
 
 /** One request of an operation, and whether coregate's answer to it is right. */
 export interface PreparedRequest {
@@ -20,6 +23,10 @@ export interface Operation {
   readonly answerKey: string;
   /** Why the operation cannot be measured, if it cannot. */
   readonly unavailable?: string;
+  /** Headers of its own, over the target's (a SOAP call's media type and SOAPAction). */
+  readonly headers?: Headers;
+  /** The JSON of an answer (default: the answer parsed as JSON); a SOAP answer is decoded. */
+  readonly parse?: (text: string) => unknown;
   /** The next request, cycling through the pool. */
   next(): PreparedRequest;
 }
@@ -355,6 +362,10 @@ export function buildOperations(seed: number, accounts: number, password: string
     const operation = shareUpdate(family, password, sampled.accountNumbers);
     operations.set(operation.name, operation);
   }
+  for (const name of SOAP_TWINS) {
+    const twin = soapTwin(operations.get(name)!);
+    operations.set(twin.name, twin);
+  }
   const walkStarts = sampled.collaterals.map((collateralNumber) => ({
     collateralNumber,
     body: requestBody(password, {
@@ -369,6 +380,70 @@ export function buildOperations(seed: number, accounts: number, password: string
 export function nextPageBody(start: string, token: string): string {
   const body = JSON.parse(start) as { PagingRequestContext: Record<string, unknown> };
   return JSON.stringify({ ...body, PagingRequestContext: { ...body.PagingRequestContext, Token: token } });
+}
+
+/** The SymXchange face's operations measured beside their JSON twins (issue: the SOAP face's speed). */
+export const SOAP_TWINS = ['findBySSN', 'updateShareByID/persistent', 'getCollateralSelectFields'] as const;
+export const SOAP_PREFIX = 'soap:';
+
+const codec = createSymxCodec({ operations: OPERATIONS, schemas: SHARED_SCHEMAS });
+
+/**
+ * The SOAP twin of a JSON operation: the same requests as SymXchange envelopes, sent to the face's
+ * endpoint with the operation's SOAPAction, their answers decoded back to JSON for the same checks.
+ * Envelopes are encoded while the pool is built, not during the run (a share update's nickname is put
+ * into a prepared envelope), so the load generator spends no more per request than for JSON.
+ */
+export function soapTwin(json: Operation): Operation {
+  const [, family = 'persistent', service = '', name = ''] =
+    /^\/gw\/627\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(json.path) ?? [];
+  const operation = OPERATIONS.find(
+    (op) => op.name === name && op.service === service && op.family === (family === 'persistent' ? 'P1' : 'P2'),
+  );
+  if (!operation) throw new Error(`no operation at ${json.path}`);
+  const wire = codec.mapping.wireOperation(operation);
+  const path = `/SymXchange/${operation.family === 'P1' ? '' : '2022.01/'}${operation.service}`;
+  const envelope = (body: string) =>
+    codec.encodeRequest(operation, JSON.parse(body) as Record<string, unknown>, { messageId: 'bench' });
+  // Each distinct body is encoded once, with the values a share update changes per request (its account
+  // and nickname) as markers that are then replaced: the marked JSON body is the template's key.
+  const varying = ['AccountNumber', 'Nickname'];
+  const templates = new Map<string, string>();
+  const soapBody = (body: string) => {
+    const values: string[] = [];
+    const key = varying.reduce(
+      (text, field, i) =>
+        text.replace(new RegExp(`"${field}":"([^"]*)"`), (_whole, value: string) => {
+          values[i] = value;
+          return `"${field}":"VARYING-${i}"`;
+        }),
+      body,
+    );
+    let template = templates.get(key);
+    if (!template) templates.set(key, (template = envelope(key)));
+    return values.reduce(
+      (text, value, i) => (value === undefined ? text : text.replace(`VARYING-${i}`, value)),
+      template,
+    );
+  };
+  return {
+    name: `${SOAP_PREFIX}${json.name}`,
+    path,
+    answerKey: json.answerKey,
+    ...(json.unavailable ? { unavailable: json.unavailable } : {}),
+    headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${wire.soapAction}"` },
+    parse: (text) => {
+      try {
+        return codec.decodeResponse(operation, text).result;
+      } catch {
+        return undefined;
+      }
+    },
+    next: () => {
+      const request = json.next();
+      return { body: soapBody(request.body), isRight: request.isRight };
+    },
+  };
 }
 
 /** Mix weights: lookups dominate, as in home banking and card traffic, then collateral reads and writes. */
@@ -388,9 +463,13 @@ const MIX: Readonly<Record<string, number>> = {
   searchCollateralCollHoldSelectFields: 8,
 };
 
-/** Every scenario, in the order measured: each operation alone, then the mix. */
+/** Every scenario, in the order measured: each operation alone, the SOAP twins, then the mix. */
 export const SCENARIOS: readonly Scenario[] = [
   ...Object.keys(MIX).map((operation) => ({ name: operation, parts: [{ operation, weight: 1 }] })),
+  ...SOAP_TWINS.map((name) => ({
+    name: `${SOAP_PREFIX}${name}`,
+    parts: [{ operation: `${SOAP_PREFIX}${name}`, weight: 1 }],
+  })),
   { name: 'mix', parts: Object.entries(MIX).map(([operation, weight]) => ({ operation, weight })) },
 ];
 

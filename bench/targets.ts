@@ -97,10 +97,11 @@ async function walkOperation(server: Server, headers: Headers, starts: readonly 
   }
 }
 
-/** Why coregate's answer is wrong: not a 200, not JSON, or not the record the request asks for. */
-function judgeCoregate(_operation: Operation, request: PreparedRequest, answer: Answer): string | undefined {
+/** Why coregate's answer is wrong: not a 200, not JSON (or SOAP), or not the record the request asks for. */
+function judgeCoregate(operation: Operation, request: PreparedRequest, answer: Answer): string | undefined {
   if (answer.status !== 200) return `HTTP ${answer.status}`;
-  return request.isRight(parseAnswer(answer)) ? undefined : 'the answer does not match the request';
+  const parsed = operation.parse ? operation.parse(answer.text) : parseAnswer(answer);
+  return request.isRight(parsed) ? undefined : 'the answer does not match the request';
 }
 
 /** A coregate target with its request pools (built from the generator, the walk from the server). */
@@ -157,7 +158,8 @@ export function prismTarget(server: Server, borrowed: Target): Target {
     server,
     headers: borrowed.headers,
     operations: borrowed.operations,
-    path: (operation) => operation.path,
+    // Prism mocks the JSON API's OpenAPI document; the SymXchange face has none to mock.
+    path: (operation) => (operation.headers ? { unavailable: 'Prism mocks the JSON API only' } : operation.path),
     judge(operation, _request, answer) {
       if (answer.status !== 200) return `HTTP ${answer.status}`;
       return valueAt(parseAnswer(answer), operation.answerKey) === undefined

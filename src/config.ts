@@ -60,6 +60,11 @@ export interface Config {
   readonly idempotencyRetentionHours: number;
   /** Check every operation's result against its response schema (a mismatch is a 500); the test suite sets it. */
   readonly checkResponses: boolean;
+  /**
+   * What a SymXchange SOAP call must carry: `token`, a bearer token like the JSON API; `credentials`, its
+   * body `Credentials` alone, as a real core on a private network takes them.
+   */
+  readonly soapAuth: 'token' | 'credentials';
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -70,6 +75,13 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new Error(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
   }
   return value;
+}
+
+function oneOf<const T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!values.includes(raw as T)) throw new Error(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T;
 }
 
 function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
@@ -125,5 +137,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: integer(env, 'COREGATE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     idempotencyRetentionHours: integer(env, 'COREGATE_IDEMPOTENCY_RETENTION_HOURS', 24, 1, 24 * 365),
     checkResponses: boolean(env, 'COREGATE_CHECK_RESPONSES', false),
+    soapAuth: oneOf(env, 'COREGATE_SOAP_AUTH', ['token', 'credentials'], 'token'),
   };
 }

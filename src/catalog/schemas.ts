@@ -29,6 +29,7 @@ export function fieldResponseSchema(field: FieldDef): TSchema {
   if (!field.repeating) return scalarResponse(field);
   return Type.Array(
     Type.Object({ EntryId: Type.Integer(), [field.name]: scalarResponse(field) }, { additionalProperties: false }),
+    { maxItems: field.repeating.maxEntries },
   );
 }
 

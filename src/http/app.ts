@@ -20,7 +20,10 @@ import { registerJsonBodyParser } from './json-body.js';
 import { registerMaintenance } from './maintenance.js';
 import { withSafeErrorLogging } from './log-safety.js';
 import { openApiOptions } from './openapi.js';
+import { auditEvent, OperationPipeline } from './operation-pipeline.js';
 import { registerOperationRoutes } from './operation-routes.js';
+import { registerSoapRoutes } from './soap-routes.js';
+import { createSymxCodec } from '../symxchange/codec.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { Problem } from '../contract/problems.js';
 
@@ -151,7 +154,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     reply.headers(SECURITY_HEADERS);
     if (!request.url.startsWith('/docs')) reply.header('content-security-policy', API_CONTENT_POLICY);
-    if (request.routeOptions.config.operation) reply.header('cache-control', 'no-store');
+    if (request.operation) reply.header('cache-control', 'no-store');
   });
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
@@ -162,17 +165,32 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     uiConfig: { deepLinking: true, tryItOutEnabled: true },
   });
 
-  registerOperationRoutes(app, {
+  const pipeline = new OperationPipeline({
     db,
     secrets,
     config,
-    operations: OPERATIONS,
     sharedSchemas: SHARED_SCHEMAS,
     authenticator,
     limiter,
-    audit,
   });
+  // Every call to an operation is audited with its outcome, whichever edge it came through; a write's
+  // event was committed with the write itself (see runWrite).
+  app.addHook('onResponse', async (request, reply) => {
+    const operation = request.operation;
+    if (!operation || request.auditedInTransaction) return;
+    audit.record(auditEvent(request, operation, reply.statusCode, request.problemCode ?? null));
+  });
+  registerOperationRoutes(app, { operations: OPERATIONS, authenticator, pipeline });
+  const codec = createSymxCodec({ operations: OPERATIONS, schemas: SHARED_SCHEMAS });
+  registerSoapRoutes(app, { config, codec, authenticator, pipeline });
   registerOpsRoutes(app, { db, operations: OPERATIONS });
   registerMaintenance(app, { db, config });
   return app;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The audit trail writer, flushed on close; tests flush it to read what was recorded. */
+    audit: AuditLog;
+  }
 }

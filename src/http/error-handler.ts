@@ -13,7 +13,7 @@ import {
   type PropertyError,
 } from '../contract/problems.js';
 
-interface AjvError {
+export interface AjvError {
   instancePath: string;
   keyword: string;
   message?: string;
@@ -45,19 +45,43 @@ export function propertyErrors(errors: readonly AjvError[]): PropertyError[] {
   return result;
 }
 
-const FASTIFY_CODES: Record<string, () => Problem> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new Problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json'),
+/** XML media types: a SOAP envelope sent to a JSON path (or a SOAP 1.2 one anywhere). */
+const XML_MEDIA_TYPE = /^\s*(text\/xml|application\/soap\+xml|application\/xml)\b/i;
+
+/** What a body of the wrong media type gets: the JSON API takes JSON, the SymXchange face SOAP 1.1. */
+function unsupportedMediaType(request: FastifyRequest): Problem {
+  const type = request.headers['content-type'] ?? '';
+  if (request.url.startsWith('/SymXchange/')) {
+    const soap12 = /application\/soap\+xml/i.test(type) ? ' (SOAP 1.2 is not served)' : '';
+    return new Problem(
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+      `A SymXchange endpoint takes a SOAP 1.1 envelope as text/xml${soap12}; the JSON API is at /gw/627/…`,
+    );
+  }
+  if (XML_MEDIA_TYPE.test(type)) {
+    return new Problem(
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+      'This is the JSON API: send the body as application/json, or the SOAP envelope to /SymXchange/<service>',
+    );
+  }
+  return new Problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json');
+}
+
+const FASTIFY_CODES: Record<string, (request: FastifyRequest) => Problem> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: unsupportedMediaType,
   FST_ERR_CTP_BODY_TOO_LARGE: () => new Problem(413, 'PAYLOAD_TOO_LARGE', 'The body exceeds the size limit'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
     new Problem(400, 'MALFORMED_JSON', 'The body length does not match Content-Length'),
 };
 
-function toProblem(error: FastifyError): Problem | undefined {
+function toProblem(error: FastifyError, request: FastifyRequest): Problem | undefined {
   if (error instanceof Problem) return error;
   if (isConnectionFailure(error)) return databaseUnavailable();
   if (error.validation) return validationFailed(propertyErrors(error.validation as AjvError[]));
   const known = error.code ? FASTIFY_CODES[error.code] : undefined;
-  if (known) return known();
+  if (known) return known(request);
   if (error.statusCode === 408 || error.code === 'FST_ERR_REQUEST_TIMEOUT') {
     return new Problem(408, 'UNAVAILABLE', 'The request took too long');
   }
@@ -70,17 +94,21 @@ export function sendProblem(reply: FastifyReply, problem: Problem, request: Fast
   return reply.code(problem.status).type('application/problem+json').send(problemBody(problem, request.url));
 }
 
-export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const problem = toProblem(error);
-  if (problem) return sendProblem(reply, problem, request);
+/**
+ * The problem an error is answered with: its own, a stable code for Fastify's, or a 500 whose details go to
+ * the log only (under the request id).
+ */
+export function problemOf(error: FastifyError, request: FastifyRequest): Problem {
+  const problem = toProblem(error, request);
+  if (problem) return problem;
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
     request.log.info({ err: error }, 'client error');
-    return sendProblem(reply, new Problem(error.statusCode, 'VALIDATION_FAILED', 'The request is not valid'), request);
+    return new Problem(error.statusCode, 'VALIDATION_FAILED', 'The request is not valid');
   }
   request.log.error({ err: error }, 'request failed');
-  return sendProblem(
-    reply,
-    new Problem(500, 'INTERNAL', `Something went wrong; quote request id ${request.id} when reporting it`),
-    request,
-  );
+  return new Problem(500, 'INTERNAL', `Something went wrong; quote request id ${request.id} when reporting it`);
+}
+
+export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendProblem(reply, problemOf(error, request), request);
 }

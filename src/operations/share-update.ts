@@ -63,14 +63,29 @@ interface FailureBody {
 
 /** P1 name and tracking: FailedUpdateStatus is a single object; with nothing failed its members are empty. */
 const EMPTY_FAILURE: FailureBody = { Record: null, ErrorCode: null, ErrorMessage: null, PrimaryKeyField: [] };
+const NothingFailed = Type.Object(
+  {
+    Record: Type.Null(),
+    ErrorCode: Type.Null(),
+    ErrorMessage: Type.Null(),
+    PrimaryKeyField: Type.Array(Type.Never(), { maxItems: 0 }),
+  },
+  { additionalProperties: false },
+);
 
+/**
+ * FailedUpdateStatus per family (spec: Versioning). Its `default` is what "nothing failed" looks like: on the
+ * SymXchange wire, where FailedUpdateStatus is an element repeated once per failure, it is no element.
+ */
 function failedUpdateStatusSchema(family: Family, record: RecordDef): TSchema {
-  if (family === 'P2') return Type.Array(FailureRef, { description: 'Empty when nothing failed' });
+  const failures = Type.Array(FailureRef, { minItems: 1 });
+  if (family === 'P2') return Type.Array(FailureRef, { description: 'Empty when nothing failed', default: [] });
   if (carriesMessageId(record)) {
-    return Type.Union([Type.Array(FailureRef), Type.Null()], { description: 'null when nothing failed' });
+    return Type.Union([failures, Type.Null()], { description: 'null when nothing failed', default: null });
   }
-  return Type.Union([FailureRef, Type.Array(FailureRef)], {
+  return Type.Union([NothingFailed, failures], {
     description: 'A single object with empty members when nothing failed; the failures otherwise',
+    default: EMPTY_FAILURE,
   });
 }
 

@@ -89,6 +89,9 @@ export interface DemoExamples {
     readonly documentLocator: number;
     readonly documentTrackings: number;
     readonly documentTrackingLocator: number;
+    /** A collateral hold and a tracking record of the collateral. */
+    readonly holdLocator: number;
+    readonly trackingLocator: number;
   };
   /** One record of each share sub-record type (and a share), on the first account that has them all. */
   readonly shareTargets: readonly ShareTarget[];
@@ -245,7 +248,7 @@ export function demoExamples(seed: number, accounts: number): DemoExamples {
       : undefined;
   });
 
-  const collateral = firstFrom(bundles, 'collateral with document tracking', ({ accountNumber, records }) => {
+  const collateral = firstFrom(bundles, 'collateral with every child', ({ accountNumber, records }) => {
     const tracking = records.CollateralDocumentTracking[0];
     if (!tracking) return undefined;
     const collateralNumber = String(tracking.keys.collateral_number);
@@ -253,6 +256,9 @@ export function demoExamples(seed: number, accounts: number): DemoExamples {
     const ofCollateral = (name: SeededRecordName) =>
       records[name].filter(({ keys, values }) => (keys.collateral_number ?? values.Number) === collateralNumber);
     const [root] = ofCollateral('Collateral');
+    const [hold] = ofCollateral('CollateralCollHold');
+    const [collateralTracking] = ofCollateral('CollateralTracking');
+    if (!hold || !collateralTracking) return undefined;
     return {
       collateralNumber,
       accountNumber,
@@ -266,6 +272,8 @@ export function demoExamples(seed: number, accounts: number): DemoExamples {
         ({ keys }) => Number(keys.document_locator) === documentLocator,
       ).length,
       documentTrackingLocator: num(tracking.values, 'Locator'),
+      holdLocator: num(hold.values, 'Locator'),
+      trackingLocator: num(collateralTracking.values, 'Locator'),
     };
   });
 

@@ -1,28 +1,47 @@
 /**
  * One generic codec between coregate's JSON shapes and SymXchange SOAP 1.1 envelopes (DESIGN, "The core
- * boundary and SymXchange"). It is driven by two descriptions only: the operation's TypeBox request and
- * response schemas (JSON names, types, nullability) and the SymXchange facts (element names and their
- * sequence order, attributes and their qualification, repeats, choices, namespaces). Nothing is written per
- * operation; where the JSON shape has no XSD counterpart the documented patterns of docs/symxchange.md are
- * applied generically (see `requestBridges`), and any JSON property still without an element is refused
- * with SOAP_SCHEMA_VIOLATION rather than dropped.
+ * boundary and SymXchange"). It is driven by two descriptions only: each operation's TypeBox request and
+ * response schemas (JSON names, types, nullability) and the SymXchange mapping (mapping.ts: element names
+ * and their sequence order, attributes and their qualification, repeats, choices, namespaces). Nothing is
+ * written per operation. Encoders and decoders are compiled once per operation and type, so a call walks
+ * its value, not its schemas; an element path is built only when something fails.
+ *
+ * The few places where coregate's JSON and the wire differ by design are documented patterns applied
+ * wherever the mapping shows them (docs/decisions.md, "SymXchange"):
+ * - the request's `MessageId` attribute and `DeviceInformation` come from the caller, and `nxAttributes` is
+ *   JSON only; request attributes the JSON does not carry (`BranchId`, `ProcessorUser`) are accepted and not
+ *   passed on;
+ * - a response's `MessageId` attribute echoes the request's, while the JSON's `MessageId` is the operation's
+ *   name (spec);
+ * - P2's `<Record>UpdatableFields` is the wire's `<Record>Fields`, and a top-level JSON property the
+ *   request lacks that its `SearchFilter` holds travels there (the paged searches' `Query`);
+ * - a value equal to its schema's `default` is an absent element, and an absent element its default
+ *   (`FailedUpdateStatus`: null, [] or the empty failure, per family);
+ * - findByLookup answers `Result` or `AccountNumber` (an `xsd:choice`); the JSON carries both;
+ * - in a response, an element the XSD declares but the JSON does not carry, or content of the `xsd:any`
+ *   after `Version_1`, is skipped (a core may answer more than coregate asks for); in a request it is refused.
+ * Any JSON property without an element is refused with SOAP_SCHEMA_VIOLATION, never dropped.
  */
 import { Type, type TSchema } from 'typebox';
 import {
-  VERSION_ELEMENT,
-  complexType,
-  isComplexType,
   qualifiedName,
-  symxchangeOperation,
-  symxchangeOperations,
   symxchangeService,
-  type SymxOperation,
+  VERSION_ELEMENT,
   type SymxServiceName,
   type XsdAttribute,
   type XsdElement,
   type XsdGroup,
 } from '../catalog/symxchange/index.js';
 import { envelopeProperties } from '../contract/envelope.js';
+import { jsonSchemas, type JsonSchema } from './json-schema.js';
+import { readFault, SOAP_ENVELOPE_NS, SoapFaultError } from './faults.js';
+import {
+  createSymxMapping,
+  type CodecOperation,
+  type Family,
+  type SymxMapping,
+  type WireOperation,
+} from './mapping.js';
 import {
   DEFAULT_XML_LIMITS,
   SoapCodecError,
@@ -35,23 +54,17 @@ import {
 } from './xml.js';
 
 export { SoapCodecError, DEFAULT_XML_LIMITS, type SoapCodecErrorCode, type XmlLimits } from './xml.js';
+export type { CodecOperation, WireOperation } from './mapping.js';
+export { SOAP_ENVELOPE_NS } from './faults.js';
+export { SoapFaultError, type Fault } from './faults.js';
 
-export const SOAP_ENVELOPE_NS = 'http://schemas.xmlsoap.org/soap/envelope/';
-const XSI_NS = 'http://www.w3.org/2001/XMLSchema-instance';
+export const XSI_NS = 'http://www.w3.org/2001/XMLSchema-instance';
+const SYMXCOMMON_NS = qualifiedName('symxcommon:x').namespace;
 const VERSION_TYPE = 'symxcommon:Version_Type';
 /** The JSON name of the `xsd:any` wildcard after `Version_1` (spec: `_value_1: null`). */
 const WILDCARD_PROPERTY = '_value_1';
 
-/** What the codec needs of an operation (src/operations' `Operation` has these). */
-export interface CodecOperation {
-  readonly name: string;
-  readonly service: string;
-  readonly family: 'P1' | 'P2';
-  readonly request: Readonly<Record<string, TSchema>>;
-  readonly response: TSchema;
-}
-
-/** `DeviceInformation` of a request: two required attributes, filled by the gateway (docs/symxchange.md). */
+/** `DeviceInformation` of a request: two required attributes, filled by the gateway from its settings. */
 export interface DeviceInformation {
   readonly DeviceType: string;
   readonly DeviceNumber: number;
@@ -65,38 +78,39 @@ export interface SymxCodecOptions {
   readonly limits?: Partial<XmlLimits>;
 }
 
-export interface DecodedRequest {
+/** A SOAP endpoint: a service on one of coregate's path families. */
+export interface Endpoint {
   readonly service: SymxServiceName;
-  readonly operationName: string;
+  readonly family: Family;
+}
+
+export interface DecodedRequest {
   readonly operation: CodecOperation;
+  readonly wire: WireOperation;
+  /** The JSON body, as the JSON API takes it. */
   readonly body: Record<string, unknown>;
   readonly messageId: string;
   readonly deviceInformation?: DeviceInformation;
 }
 
+export interface DecodedResponse {
+  /** The JSON answer, as the JSON API gives it (its `MessageId` is the operation's name). */
+  readonly result: Record<string, unknown>;
+  /** The response's `MessageId` attribute: the request's, echoed. */
+  readonly messageId: string | undefined;
+}
+
 export interface SymxCodec {
+  readonly mapping: SymxMapping;
   encodeRequest(
     operation: CodecOperation,
     body: Readonly<Record<string, unknown>>,
     options: { readonly messageId: string; readonly deviceInformation?: DeviceInformation },
   ): string;
-  /** `family` picks between a P1 and a P2 operation of the same name (one SOAP operation serves both); P1 by default. */
-  decodeRequest(xml: string, options?: { readonly family?: 'P1' | 'P2' }): DecodedRequest;
-  encodeResponse(operation: CodecOperation, result: unknown, messageId: string): string;
-  decodeResponse(operation: CodecOperation, xml: string): unknown;
-}
-
-// ---- JSON schemas, as TypeBox emits them ----
-
-interface JsonSchema {
-  readonly $id?: string;
-  readonly $ref?: string;
-  readonly type?: string | readonly string[];
-  readonly properties?: Readonly<Record<string, JsonSchema>>;
-  readonly required?: readonly string[];
-  readonly items?: JsonSchema;
-  readonly anyOf?: readonly JsonSchema[];
-  readonly format?: string;
+  /** A request sent to an endpoint: which of the endpoint's operations, and its JSON body. */
+  decodeRequest(xml: string, endpoint: Endpoint): DecodedRequest;
+  encodeResponse(operation: CodecOperation, result: Readonly<Record<string, unknown>>, messageId: string): string;
+  decodeResponse(operation: CodecOperation, xml: string): DecodedResponse;
 }
 
 type JsonObject = Record<string, unknown>;
@@ -104,51 +118,104 @@ type JsonObject = Record<string, unknown>;
 const isObject = (value: unknown): value is JsonObject =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
+const INTEGER_TYPES = new Set(['xsd:int', 'xsd:short', 'xsd:long', 'xsd:integer', 'xsd:byte']);
+const DECIMAL_TYPES = new Set(['xsd:decimal', 'xsd:double', 'xsd:float']);
+
+/** Equal JSON values (a schema default against a value). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => sameJson(item, b[i]));
+  if (isObject(a) && isObject(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((key) => sameJson(a[key], b[key]));
+  }
+  return false;
+}
+
+/**
+ * A number in plain decimal notation, as `xsd:decimal` and the integer types write it: never an exponent.
+ * @example plainDecimal(1e21) // '1000000000000000000000'
+ * @example plainDecimal(1.5e-7) // '0.00000015'
+ */
+export function plainDecimal(value: number): string {
+  if (Number.isInteger(value)) return BigInt(value).toString();
+  const text = String(value);
+  const match = /^(-?)(\d+)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
+  if (!match) return text;
+  const [, sign, whole, fraction = '', exponentText] = match;
+  const digits = whole! + fraction;
+  const point = whole!.length + Number(exponentText);
+  const plain =
+    point <= 0
+      ? `0.${'0'.repeat(-point)}${digits}`
+      : point >= digits.length
+        ? digits + '0'.repeat(point - digits.length)
+        : `${digits.slice(0, point)}.${digits.slice(point)}`;
+  return `${sign}${plain.replace(/^0+(?=\d)/, '')}`;
+}
+
+function violation(message: string, path?: string): SoapCodecError {
+  return new SoapCodecError('SOAP_SCHEMA_VIOLATION', message, path);
+}
+
+/** Runs `step`, naming `name` in the path of any codec error it throws. */
+function within<T>(name: string, step: () => T): T {
+  try {
+    return step();
+  } catch (error) {
+    throw error instanceof SoapCodecError ? error.within(name) : error;
+  }
+}
+
 /** Elements of a type in document order with the choice group each belongs to (base type's first). */
 interface Slot {
   readonly element: XsdElement;
   readonly choice?: XsdGroup;
 }
 
-function collectSlots(group: XsdGroup, into: Slot[], wildcard: { value: boolean }): void {
-  for (const particle of group.particles) {
-    if (particle.kind === 'element')
-      into.push(group.kind === 'choice' ? { element: particle, choice: group } : { element: particle });
-    else if (particle.kind === 'any') wildcard.value = true;
-    else collectSlots(particle, into, wildcard);
-  }
-}
-
 interface TypeLayout {
   readonly slots: readonly Slot[];
   readonly attributes: readonly XsdAttribute[];
   readonly hasWildcard: boolean;
+  readonly choices: readonly XsdGroup[];
 }
 
-const layouts = new Map<string, TypeLayout>();
+type Scope = ReadonlyMap<string, string>;
 
-/** A complex type's elements (flattened, in sequence order), attributes and wildcard, base type first. */
-function layoutOf(typeName: string): TypeLayout {
-  const known = layouts.get(typeName);
-  if (known) return known;
-  const type = complexType(typeName);
-  const base = type.base ? layoutOf(type.base) : undefined;
-  const slots: Slot[] = [...(base?.slots ?? [])];
-  const wildcard = { value: base?.hasWildcard ?? false };
-  if (type.content) collectSlots(type.content, slots, wildcard);
-  const layout = { slots, attributes: [...(base?.attributes ?? []), ...type.attributes], hasWildcard: wildcard.value };
-  layouts.set(typeName, layout);
-  return layout;
+/** Encodes a value into an element's XML (the element included), or '' for nothing. */
+type ElementEncoder = (value: unknown) => string;
+/** Decodes all occurrences of one element into a JSON value. */
+type OccurrencesDecoder = (occurrences: readonly XmlElement[], scope: Scope) => unknown;
+/** Decodes an element's content (attributes and children) into a JSON value. */
+type ContentDecoder = (element: XmlElement, scope: Scope) => unknown;
+
+/** Adds the namespace declarations an element carries to its parent's scope. */
+function withDeclarations(element: XmlElement, scope: Scope): Scope {
+  let next: Map<string, string> | undefined;
+  for (const name in element.attributes) {
+    if (name !== 'xmlns' && !name.startsWith('xmlns:')) continue;
+    next ??= new Map(scope);
+    next.set(name === 'xmlns' ? '' : name.slice(6), element.attributes[name]!);
+  }
+  return next ?? scope;
 }
 
-const INTEGER_TYPES = new Set(['xsd:int', 'xsd:short', 'xsd:long', 'xsd:integer', 'xsd:byte']);
-const DECIMAL_TYPES = new Set(['xsd:decimal', 'xsd:double', 'xsd:float']);
+/** Namespace URI and local name of a prefixed name ('' for no namespace). */
+function resolveName(name: string, scope: Scope, isAttribute: boolean): { uri: string; local: string } {
+  const colon = name.indexOf(':');
+  if (colon === -1) return { uri: isAttribute ? '' : (scope.get('') ?? ''), local: name };
+  const uri = scope.get(name.slice(0, colon));
+  if (uri === undefined) throw new SoapCodecError('XML_MALFORMED', `undeclared namespace prefix in ${name}`);
+  return { uri, local: name.slice(colon + 1) };
+}
 
-/** Prefixes written on encode; decoding resolves whatever prefixes the sender chose. */
-function prefixOf(alias: string, serviceAlias: string): string {
-  if (alias === serviceAlias) return 'tns';
-  if (alias === 'symxcommon') return 'cmn';
-  return alias.replace(/[^A-Za-z0-9]/g, '');
+function isNil(element: XmlElement, scope: Scope): boolean {
+  for (const name in element.attributes) {
+    if (!name.endsWith(':nil')) continue;
+    const value = element.attributes[name];
+    if (resolveName(name, scope, true).uri === XSI_NS && (value === 'true' || value === '1')) return true;
+  }
+  return false;
 }
 
 /**
@@ -159,213 +226,62 @@ function prefixOf(alias: string, serviceAlias: string): string {
  */
 export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
   const limits: XmlLimits = { ...DEFAULT_XML_LIMITS, ...options.limits };
-  const shared = new Map<string, JsonSchema>();
-  for (const schema of options.schemas) {
-    const id = (schema as JsonSchema).$id;
-    if (id !== undefined) shared.set(id, schema as JsonSchema);
-  }
-
-  function resolve(schema: JsonSchema): JsonSchema {
-    if (schema.$ref === undefined) return schema;
-    const target = shared.get(schema.$ref);
-    if (!target) throw new Error(`no shared schema ${schema.$ref}`);
-    return resolve(target);
-  }
-
-  /** A schema as single-type alternatives (`anyOf` and `type: [...]` spread out, `$ref`s resolved). */
-  function alternatives(schema: JsonSchema): JsonSchema[] {
-    const resolved = resolve(schema);
-    if (resolved.anyOf) return resolved.anyOf.flatMap(alternatives);
-    if (Array.isArray(resolved.type)) return (resolved.type as string[]).map((type) => ({ ...resolved, type }));
-    return [resolved];
-  }
-
+  const mapping = createSymxMapping(options.operations, options.schemas);
+  const json = jsonSchemas(options.schemas);
   const typeOf = (schema: JsonSchema) => schema.type as string | undefined;
-  const allows = (schema: JsonSchema, type: string) => alternatives(schema).some((alt) => typeOf(alt) === type);
 
-  // ---- encoding ----
+  // ---- layouts ----
 
-  interface EncodeContext {
-    readonly serviceAlias: string;
-    readonly aliases: Set<string>;
+  const layouts = new Map<string, TypeLayout>();
+  function layoutOf(typeName: string): TypeLayout {
+    const known = layouts.get(typeName);
+    if (known) return known;
+    const type = mapping.complexType(typeName);
+    const base = type.base ? layoutOf(type.base) : undefined;
+    const slots: Slot[] = [...(base?.slots ?? [])];
+    let hasWildcard = base?.hasWildcard ?? false;
+    const collect = (group: XsdGroup) => {
+      for (const particle of group.particles) {
+        if (particle.kind === 'element')
+          slots.push(group.kind === 'choice' ? { element: particle, choice: group } : { element: particle });
+        else if (particle.kind === 'any') hasWildcard = true;
+        else collect(particle);
+      }
+    };
+    if (type.content) collect(type.content);
+    const layout: TypeLayout = {
+      slots,
+      attributes: [...(base?.attributes ?? []), ...type.attributes],
+      hasWildcard,
+      choices: [...new Set(slots.flatMap((slot) => (slot.choice ? [slot.choice] : [])))],
+    };
+    layouts.set(typeName, layout);
+    return layout;
   }
 
-  function lexical(value: unknown, xsdType: string, path: string): string {
+  // ---- scalars ----
+
+  function lexical(value: unknown, xsdType: string): string {
     if (typeof value === 'boolean') {
-      if (xsdType !== 'xsd:boolean') throw violation(`a boolean for ${xsdType}`, path);
-      return String(value);
+      if (xsdType !== 'xsd:boolean') throw violation(`a boolean for ${xsdType}`);
+      return value ? 'true' : 'false';
     }
     if (typeof value === 'number') {
-      if (!Number.isFinite(value)) throw violation('a number that is not finite', path);
-      if (INTEGER_TYPES.has(xsdType) && !Number.isInteger(value)) throw violation(`a fraction for ${xsdType}`, path);
-      const text = Number.isInteger(value) ? BigInt(value).toString() : String(value);
-      if (/e/i.test(text)) throw violation(`${text} has no ${xsdType} form`, path);
-      return text;
+      if (!Number.isFinite(value)) throw violation('a number that is not finite');
+      if (INTEGER_TYPES.has(xsdType) && !Number.isInteger(value)) throw violation(`a fraction for ${xsdType}`);
+      return plainDecimal(value);
     }
     if (typeof value === 'string') {
-      if (!isXmlText(value)) throw violation('text XML cannot carry (control characters or lone surrogates)', path);
-      if (xsdType === 'xsd:date' && !/^\d{4}-\d{2}-\d{2}$/.test(value)) throw violation('a date not YYYY-MM-DD', path);
+      if (!isXmlText(value)) throw violation('text XML cannot carry (control characters or lone surrogates)');
+      if (xsdType === 'xsd:date' && !/^\d{4}-\d{2}-\d{2}$/.test(value)) throw violation('a date not YYYY-MM-DD');
       return value;
     }
-    throw violation(`a ${value === null ? 'null' : typeof value} where ${xsdType} is expected`, path);
+    throw violation(`a ${value === null ? 'null' : typeof value} where ${xsdType} is expected`);
   }
 
-  function attributeName(attribute: XsdAttribute, context: EncodeContext): string {
-    if (!attribute.qualified || attribute.namespace === undefined) return attribute.name;
-    context.aliases.add(attribute.namespace);
-    return `${prefixOf(attribute.namespace, context.serviceAlias)}:${attribute.name}`;
-  }
-
-  /** One element holding `value` (never an array here). */
-  function encodeOne(
-    name: string,
-    value: unknown,
-    schema: JsonSchema,
-    typeName: string,
-    path: string,
-    context: EncodeContext,
-  ): string {
-    if (value === null) {
-      if (typeName === VERSION_TYPE) return `<${name}/>`;
-      if (!allows(schema, 'null')) throw violation('null where the JSON schema has no null', path);
-      context.aliases.add('xsi');
-      return `<${name} xsi:nil="true"/>`;
-    }
-    if (isObject(value)) {
-      if (!isComplexType(typeName)) throw violation(`an object where ${typeName} is expected`, path);
-      const objectSchema = alternatives(schema).find((alt) => typeOf(alt) === 'object');
-      if (!objectSchema) throw violation('an object where the JSON schema has none', path);
-      const { attributes, content } = encodeComplex(value, objectSchema, typeName, path, context);
-      return content === '' ? `<${name}${attributes}/>` : `<${name}${attributes}>${content}</${name}>`;
-    }
-    if (isComplexType(typeName)) throw violation(`a ${typeof value} where ${typeName} is expected`, path);
-    return `<${name}>${escapeText(lexical(value, typeName, path))}</${name}>`;
-  }
-
-  function encodeElement(
-    element: XsdElement,
-    value: unknown,
-    schema: JsonSchema,
-    path: string,
-    context: EncodeContext,
-  ): string {
-    const repeats = element.maxOccurs !== 1;
-    if (Array.isArray(value)) {
-      const itemSchema = alternatives(schema).find((alt) => typeOf(alt) === 'array')?.items ?? {};
-      if (!repeats && value.length > 1)
-        throw violation(`${value.length} entries where the XSD allows one (maxOccurs 1)`, path);
-      if (typeof element.maxOccurs === 'number' && value.length > element.maxOccurs)
-        throw violation(`${value.length} entries where the XSD allows ${element.maxOccurs}`, path);
-      return value
-        .map((item, index) => encodeOne(element.name, item, itemSchema, element.type, `${path}[${index}]`, context))
-        .join('');
-    }
-    if (repeats && typeof value === 'boolean' && !isComplexType(element.type)) {
-      // A selector of repeating entries (CorpTransferFields.Memo: entry ids to return). docs/symxchange.md:
-      // `true` selects every entry id the XSD allows (1..maxOccurs), `false` sends nothing.
-      if (typeof element.maxOccurs !== 'number') throw violation('`true` for an unbounded entry selector', path);
-      if (!value) return '';
-      return Array.from(
-        { length: element.maxOccurs },
-        (_, index) => `<${element.name}>${index + 1}</${element.name}>`,
-      ).join('');
-    }
-    return encodeOne(element.name, value, schema, element.type, path, context);
-  }
-
-  function encodeComplex(
-    object: JsonObject,
-    schema: JsonSchema,
-    typeName: string,
-    path: string,
-    context: EncodeContext,
-  ): { attributes: string; content: string } {
-    const layout = layoutOf(typeName);
-    const properties = schema.properties ?? {};
-    const required = new Set(schema.required ?? []);
-    const used = new Set<string>();
-    let attributes = '';
-    for (const attribute of layout.attributes) {
-      const value = object[attribute.name];
-      if (value === undefined) continue;
-      used.add(attribute.name);
-      attributes += ` ${attributeName(attribute, context)}="${escapeAttribute(lexical(value, attribute.type, `${path}/@${attribute.name}`))}"`;
-    }
-    // A choice carries one alternative. The credential choices take the JSON's first non-empty kind (the
-    // spec's JSON allows several; docs/symxchange.md: "the gateway forwards exactly one"); any other choice
-    // given several alternatives is refused.
-    const skipped = new Set<string>();
-    const choices = new Set(layout.slots.flatMap((slot) => (slot.choice ? [slot.choice] : [])));
-    for (const choice of choices) {
-      const names = new Set(choice.particles.flatMap((p) => (p.kind === 'element' ? [p.name] : [])));
-      const present = Object.keys(object).filter(
-        (key) => names.has(key) && object[key] !== undefined && !(object[key] === null && required.has(key)),
-      );
-      if (present.length <= 1) continue;
-      if (!typeName.endsWith('CredentialsChoice'))
-        throw violation(`${present.join(' and ')} are alternatives of an xsd:choice: send one`, path);
-      const kept =
-        present.find((key) => isObject(object[key]) && Object.keys(object[key] as JsonObject).length > 0) ??
-        present[0]!;
-      for (const key of present) if (key !== kept) skipped.add(key);
-    }
-    let content = '';
-    for (const { element } of layout.slots) {
-      const value = object[element.name];
-      if (value === undefined) continue;
-      used.add(element.name);
-      if (skipped.has(element.name)) continue;
-      const propertySchema = properties[element.name];
-      if (!propertySchema) throw violation(`JSON property ${element.name} has no schema`, `${path}/${element.name}`);
-      // A required JSON null is an absent element (absent ↔ null on decoding); Version_1 is the empty marker.
-      if (
-        value === null &&
-        required.has(element.name) &&
-        element.type !== VERSION_TYPE &&
-        !allows(propertySchema, 'array')
-      )
-        continue;
-      content += encodeElement(element, value, propertySchema, `${path}/${element.name}`, context);
-    }
-    for (const key of Object.keys(object)) {
-      if (used.has(key) || object[key] === undefined) continue;
-      if (key === WILDCARD_PROPERTY && object[key] === null && layout.hasWildcard) continue;
-      throw violation(`JSON property ${key} has no element or attribute in ${typeName}`, `${path}/${key}`);
-    }
-    return { attributes, content };
-  }
-
-  // ---- decoding ----
-
-  type Scope = ReadonlyMap<string, string>;
-
-  function withDeclarations(element: XmlElement, scope: Scope): Scope {
-    const declarations = Object.entries(element.attributes).filter(
-      ([name]) => name === 'xmlns' || name.startsWith('xmlns:'),
-    );
-    if (declarations.length === 0) return scope;
-    const next = new Map(scope);
-    for (const [name, uri] of declarations) next.set(name === 'xmlns' ? '' : name.slice(6), uri);
-    return next;
-  }
-
-  /** Namespace URI and local name of a prefixed name ('' for no namespace). */
-  function resolveName(name: string, scope: Scope, isAttribute: boolean, path: string): { uri: string; local: string } {
-    const colon = name.indexOf(':');
-    if (colon === -1) return { uri: isAttribute ? '' : (scope.get('') ?? ''), local: name };
-    const uri = scope.get(name.slice(0, colon));
-    if (uri === undefined) throw new SoapCodecError('XML_MALFORMED', `undeclared namespace prefix in ${name}`, path);
-    return { uri, local: name.slice(colon + 1) };
-  }
-
-  const isNil = (element: XmlElement, scope: Scope, path: string) =>
-    Object.entries(element.attributes).some(([name, value]) => {
-      const { uri, local } = resolveName(name, scope, true, path);
-      return uri === XSI_NS && local === 'nil' && (value === 'true' || value === '1');
-    });
-
-  function parseScalar(text: string, schema: JsonSchema, xsdType: string, path: string): unknown {
-    const alts = alternatives(schema).filter((alt) => typeOf(alt) !== 'null');
+  /** Parses an element's text as the JSON type its schema takes for `xsdType`. */
+  function scalarParser(schema: JsonSchema, xsdType: string): (text: string) => unknown {
+    const alts = json.alternatives(schema).filter((alt) => typeOf(alt) !== 'null');
     const wanted =
       xsdType === 'xsd:boolean'
         ? 'boolean'
@@ -378,186 +294,417 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
       alts.find((a) => typeOf(a) === wanted) ??
       alts.find((a) => wanted === 'integer' && typeOf(a) === 'number') ??
       alts.find((a) => ['string', 'integer', 'number', 'boolean'].includes(typeOf(a) ?? ''));
-    if (!alt) throw violation(`a value where the JSON schema has no scalar`, path);
-    if (text === '' && typeOf(alt) !== 'string' && allows(schema, 'null')) return null;
-    switch (typeOf(alt)) {
-      case 'boolean':
-        if (text === 'true' || text === '1') return true;
-        if (text === 'false' || text === '0') return false;
-        throw violation(`${JSON.stringify(text)} is not an xsd:boolean`, path);
-      case 'integer':
-        if (!/^[+-]?\d{1,16}$/.test(text.trim())) throw violation(`${JSON.stringify(text)} is not an integer`, path);
-        return Number(text.trim());
-      case 'number': {
-        if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(text.trim()))
-          throw violation(`${JSON.stringify(text)} is not a decimal`, path);
-        return Number(text.trim());
+    if (!alt)
+      return () => {
+        throw violation('a value where the JSON schema has no scalar');
+      };
+    const nullable = json.allows(schema, 'null');
+    const kind = typeOf(alt);
+    return (text) => {
+      if (text === '' && kind !== 'string' && nullable) return null;
+      const trimmed = text.trim();
+      switch (kind) {
+        case 'boolean':
+          if (trimmed === 'true' || trimmed === '1') return true;
+          if (trimmed === 'false' || trimmed === '0') return false;
+          throw violation(`${JSON.stringify(text)} is not an xsd:boolean`);
+        case 'integer':
+          if (!/^[+-]?\d{1,16}$/.test(trimmed)) throw violation(`${JSON.stringify(text)} is not an integer`);
+          return Number(trimmed);
+        case 'number':
+          if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(trimmed)) throw violation(`${JSON.stringify(text)} is not a decimal`);
+          return Number(trimmed);
+        default:
+          // A date may carry a time zone (`2024-01-02Z`, `2024-01-02-05:00`); the JSON's dates have none.
+          if (xsdType === 'xsd:date') return trimmed.replace(/(Z|[+-]\d{2}:\d{2})$/, '');
+          return text;
       }
-      default:
-        return text;
-    }
+    };
   }
 
-  function decodeOne(element: XmlElement, schema: JsonSchema, typeName: string, path: string, scope: Scope): unknown {
-    const inner = withDeclarations(element, scope);
-    if (isNil(element, inner, path)) {
-      if (!allows(schema, 'null')) throw violation('xsi:nil where the JSON schema has no null', path);
-      return null;
-    }
-    if (typeName === VERSION_TYPE) {
-      if (!allows(schema, 'null')) throw violation('Version_1 where the JSON schema expects a value', path);
-      return null;
-    }
-    if (isComplexType(typeName)) {
-      const objectSchema = alternatives(schema).find((alt) => typeOf(alt) === 'object');
-      if (!objectSchema) throw violation(`${typeName} where the JSON schema has no object`, path);
-      return decodeComplex(element, objectSchema, typeName, path, inner);
-    }
-    if (element.children.length > 0) throw violation(`elements inside the simple ${typeName}`, path);
-    return parseScalar(element.text, schema, typeName, path);
+  // ---- encoders ----
+
+  const prefixOf = (alias: string): string => (alias === 'symxcommon' ? 'cmn' : 'tns');
+
+  const attributeName = (attribute: XsdAttribute): string =>
+    attribute.qualified && attribute.namespace !== undefined
+      ? `${prefixOf(attribute.namespace)}:${attribute.name}`
+      : attribute.name;
+
+  const elementEncoders = new Map<string, Map<JsonSchema, ElementEncoder>>();
+
+  /** The encoder of an element declared by `element` holding values of `schema`. */
+  function elementEncoder(element: XsdElement, schema: JsonSchema): ElementEncoder {
+    const key = `${element.name}|${element.type}|${element.maxOccurs}`;
+    let bySchema = elementEncoders.get(key);
+    if (!bySchema) elementEncoders.set(key, (bySchema = new Map()));
+    const known = bySchema.get(schema);
+    if (known) return known;
+    // Compiled on first use, so a recursive type refers to itself through the cache.
+    let compiled: ElementEncoder | undefined;
+    const encoder: ElementEncoder = (value) => (compiled ??= compileElementEncoder(element, schema))(value);
+    bySchema.set(schema, encoder);
+    return encoder;
   }
 
-  function decodeOccurrences(
-    occurrences: readonly XmlElement[],
-    slot: XsdElement,
-    schema: JsonSchema,
-    path: string,
-    scope: Scope,
-  ): unknown {
-    const arraySchema = alternatives(schema).find((alt) => typeOf(alt) === 'array');
-    const single = alternatives(schema).some((alt) => !['array', 'null'].includes(typeOf(alt) ?? ''));
-    if (arraySchema && (slot.maxOccurs !== 1 || !single)) {
-      if (occurrences.length === 1 && isNil(occurrences[0]!, withDeclarations(occurrences[0]!, scope), path)) {
-        if (allows(schema, 'null')) return null;
+  function compileElementEncoder(element: XsdElement, schema: JsonSchema): ElementEncoder {
+    const { name, type } = element;
+    const complex = mapping.isComplexType(type);
+    const repeats = element.maxOccurs !== 1;
+    const maxOccurs = typeof element.maxOccurs === 'number' ? element.maxOccurs : Infinity;
+    const nullable = json.allows(schema, 'null');
+    const objectSchema = json.objectOf(schema);
+    const itemSchema = json.alternatives(schema).find((alt) => typeOf(alt) === 'array')?.items ?? {};
+    const content = complex && objectSchema ? contentEncoder(objectSchema, type) : undefined;
+
+    const one = (value: unknown): string => {
+      if (value === null) {
+        if (type === VERSION_TYPE) return `<${name}/>`;
+        if (!nullable) throw violation('null where the JSON schema has no null');
+        return `<${name} xsi:nil="true"/>`;
       }
-      return occurrences.map((occurrence, index) =>
-        decodeOne(occurrence, arraySchema.items ?? {}, slot.type, `${path}[${index}]`, scope),
-      );
-    }
-    if (occurrences.length > 1) throw violation(`${occurrences.length} occurrences where one is expected`, path);
-    return decodeOne(occurrences[0]!, schema, slot.type, path, scope);
+      if (isObject(value)) {
+        if (!content) throw violation(`an object where ${type} is expected`);
+        const { attributes, body } = content(value);
+        return body === '' ? `<${name}${attributes}/>` : `<${name}${attributes}>${body}</${name}>`;
+      }
+      if (complex) throw violation(`a ${typeof value} where ${type} is expected`);
+      return `<${name}>${escapeText(lexical(value, type))}</${name}>`;
+    };
+    const item = itemSchema === schema ? one : elementEncoder({ ...element, maxOccurs: 1 }, itemSchema);
+
+    return (value) => {
+      if (Array.isArray(value)) {
+        if (!repeats && value.length > 1) throw violation(`${value.length} entries where the XSD allows one`, name);
+        if (value.length > maxOccurs)
+          throw violation(`${value.length} entries where the XSD allows ${element.maxOccurs}`, name);
+        let xml = '';
+        for (let i = 0; i < value.length; i++) xml += within(`${name}[${i}]`, () => item(value[i]));
+        return xml;
+      }
+      if (repeats && typeof value === 'boolean' && !complex) {
+        // A selector of repeating entries (CorpTransferFields.Memo: entry ids to return): `true` selects
+        // every entry id the XSD allows (1..maxOccurs), `false` sends nothing.
+        if (maxOccurs === Infinity) throw violation('`true` for an unbounded entry selector', name);
+        let xml = '';
+        if (value) for (let id = 1; id <= maxOccurs; id++) xml += `<${name}>${id}</${name}>`;
+        return xml;
+      }
+      return within(name, () => one(value));
+    };
   }
 
-  function decodeComplex(
-    element: XmlElement,
+  /** The encoder of a complex type's attributes and content from a JSON object. */
+  function contentEncoder(
     schema: JsonSchema,
     typeName: string,
-    path: string,
-    scope: Scope,
-  ): JsonObject {
+  ): (object: JsonObject) => {
+    attributes: string;
+    body: string;
+  } {
     const layout = layoutOf(typeName);
     const properties = schema.properties ?? {};
-    const result: JsonObject = {};
-    for (const [name, raw] of Object.entries(element.attributes)) {
-      if (name === 'xmlns' || name.startsWith('xmlns:')) continue;
-      const { uri, local } = resolveName(name, scope, true, path);
-      if (uri === XSI_NS) continue;
-      const attribute = layout.attributes.find(
-        (a) =>
-          a.name === local &&
-          (a.qualified ? a.namespace !== undefined && qualifiedName(`${a.namespace}:x`).namespace === uri : uri === ''),
-      );
-      const attributePath = `${path}/@${name}`;
-      if (!attribute) throw violation(`attribute ${name} is not in ${typeName}`, attributePath);
-      const propertySchema = properties[local];
-      if (!propertySchema) throw violation(`attribute ${name} has no JSON property`, attributePath);
-      result[local] = parseScalar(raw, propertySchema, attribute.type, attributePath);
-    }
-    if (element.text.trim() !== '') throw violation('character data in element-only content', path);
-    const groups = new Map<string, XmlElement[]>();
-    let lastIndex = -1;
-    for (const child of element.children) {
-      const childPath = `${path}/${child.name}`;
-      const { uri, local } = resolveName(child.name, withDeclarations(child, scope), false, childPath);
-      if (uri !== '')
-        throw violation('a namespace-qualified element where SymXchange elements are unqualified', childPath);
-      const index = layout.slots.findIndex((slot) => slot.element.name === local);
-      if (index === -1) throw violation(`element ${local} is not in ${typeName}`, childPath);
-      if (index < lastIndex || (index === lastIndex && layout.slots[index]!.element.maxOccurs === 1))
-        throw violation(`element ${local} is out of the XSD sequence order`, childPath);
-      lastIndex = index;
-      groups.set(local, [...(groups.get(local) ?? []), child]);
-    }
-    // A choice carries one alternative on the wire too (two credential kinds are refused, not merged).
-    for (const choice of new Set(layout.slots.flatMap((slot) => (slot.choice ? [slot.choice] : [])))) {
-      const present = choice.particles.flatMap((p) => (p.kind === 'element' && groups.has(p.name) ? [p.name] : []));
-      if (present.length > 1) throw violation(`${present.join(' and ')} are alternatives of an xsd:choice`, path);
-    }
-    for (const [name, occurrences] of groups) {
-      const slot = layout.slots.find((s) => s.element.name === name)!.element;
-      const propertySchema = properties[name];
-      if (!propertySchema) {
-        if (name === VERSION_ELEMENT) continue; // the marker closes most types; JSON shows it only where the spec does
-        throw violation(`element ${name} has no JSON property`, `${path}/${name}`);
+    const required = new Set(schema.required ?? []);
+    const attributes = layout.attributes.map((attribute) => ({
+      attribute,
+      written: attributeName(attribute),
+    }));
+    const slots = layout.slots.map(({ element, choice }) => {
+      const propertySchema = properties[element.name];
+      return {
+        element,
+        choice,
+        propertySchema,
+        encode: propertySchema ? elementEncoder(element, propertySchema) : undefined,
+        // A required JSON null is an absent element (absent ↔ null on decoding); Version_1 is the empty marker.
+        nullIsAbsent:
+          propertySchema !== undefined &&
+          required.has(element.name) &&
+          element.type !== VERSION_TYPE &&
+          !json.allows(propertySchema, 'array'),
+        hasDefault: propertySchema !== undefined && 'default' in json.resolve(propertySchema),
+        defaultValue: propertySchema ? json.resolve(propertySchema).default : undefined,
+      };
+    });
+    const known = new Set([...layout.attributes.map((a) => a.name), ...layout.slots.map((s) => s.element.name)]);
+    const choiceNames = layout.choices.map(
+      (choice) => new Set(choice.particles.flatMap((p) => (p.kind === 'element' ? [p.name] : []))),
+    );
+    const credentials = typeName.endsWith('CredentialsChoice');
+
+    return (object) => {
+      for (const key in object) {
+        if (object[key] === undefined || known.has(key)) continue;
+        if (key === WILDCARD_PROPERTY && object[key] === null && layout.hasWildcard) continue;
+        throw violation(`JSON property ${key} has no element or attribute in ${typeName}`, key);
       }
-      result[name] = decodeOccurrences(occurrences, slot, propertySchema, `${path}/${name}`, scope);
+      // A choice carries one alternative. The spec shows credential objects as empty objects, which count as
+      // absent; two given alternatives are refused (the caller picks which one the core should get).
+      let skipped: Set<string> | undefined;
+      for (const names of choiceNames) {
+        const present = Object.keys(object).filter(
+          (key) =>
+            names.has(key) &&
+            object[key] !== undefined &&
+            object[key] !== null &&
+            !(credentials && isObject(object[key]) && Object.keys(object[key] as JsonObject).length === 0),
+        );
+        if (present.length > 1) throw violation(`${present.join(' and ')} are alternatives of an xsd:choice: send one`);
+        for (const key of names) if (!present.includes(key)) (skipped ??= new Set()).add(key);
+      }
+      let written = '';
+      for (const { attribute, written: name } of attributes) {
+        const value = object[attribute.name];
+        if (value === undefined) continue;
+        const text = within(`@${attribute.name}`, () => lexical(value, attribute.type));
+        written += ` ${name}="${escapeAttribute(text)}"`;
+      }
+      let body = '';
+      for (const slot of slots) {
+        const value = object[slot.element.name];
+        if (value === undefined || skipped?.has(slot.element.name)) continue;
+        if (!slot.encode) throw violation(`JSON property ${slot.element.name} has no schema`, slot.element.name);
+        if (value === null && slot.nullIsAbsent) continue;
+        if (slot.hasDefault && sameJson(value, slot.defaultValue)) continue;
+        body += slot.encode(value);
+      }
+      return { attributes: written, body };
+    };
+  }
+
+  // ---- decoders ----
+
+  const occurrenceDecoders = new Map<string, Map<JsonSchema, OccurrencesDecoder>>();
+
+  function occurrencesDecoder(element: XsdElement, schema: JsonSchema, lax: boolean): OccurrencesDecoder {
+    const key = `${element.name}|${element.type}|${element.maxOccurs}|${lax}`;
+    let bySchema = occurrenceDecoders.get(key);
+    if (!bySchema) occurrenceDecoders.set(key, (bySchema = new Map()));
+    const known = bySchema.get(schema);
+    if (known) return known;
+    let compiled: OccurrencesDecoder | undefined;
+    const decoder: OccurrencesDecoder = (occurrences, scope) =>
+      (compiled ??= compileOccurrencesDecoder(element, schema, lax))(occurrences, scope);
+    bySchema.set(schema, decoder);
+    return decoder;
+  }
+
+  function compileOccurrencesDecoder(element: XsdElement, schema: JsonSchema, lax: boolean): OccurrencesDecoder {
+    const arraySchema = json.alternatives(schema).find((alt) => typeOf(alt) === 'array');
+    const single = json.alternatives(schema).some((alt) => !['array', 'null'].includes(typeOf(alt) ?? ''));
+    const nullable = json.allows(schema, 'null');
+    const one = valueDecoder(element.type, schema, lax);
+    if (arraySchema && (element.maxOccurs !== 1 || !single)) {
+      const item = valueDecoder(element.type, arraySchema.items ?? {}, lax);
+      return (occurrences, scope) => {
+        if (occurrences.length === 1 && nullable && isNil(occurrences[0]!, withDeclarations(occurrences[0]!, scope)))
+          return null;
+        return occurrences.map((occurrence, i) => within(`${element.name}[${i}]`, () => item(occurrence, scope)));
+      };
     }
-    for (const name of schema.required ?? []) {
-      if (result[name] !== undefined) continue;
-      const propertySchema = properties[name]!;
-      if (allows(propertySchema, 'array')) result[name] = [];
-      else if (allows(propertySchema, 'null')) result[name] = null;
-      else throw violation(`required element ${name} is missing`, `${path}/${name}`);
+    return (occurrences, scope) => {
+      if (occurrences.length > 1)
+        throw violation(`${occurrences.length} occurrences where one is expected`, element.name);
+      return within(element.name, () => one(occurrences[0]!, scope));
+    };
+  }
+
+  function valueDecoder(typeName: string, schema: JsonSchema, lax: boolean): ContentDecoder {
+    const nullable = json.allows(schema, 'null');
+    if (typeName === VERSION_TYPE) {
+      return () => {
+        if (!nullable) throw violation('Version_1 where the JSON schema expects a value');
+        return null;
+      };
     }
-    return result;
+    if (mapping.isComplexType(typeName)) {
+      const objectSchema = json.objectOf(schema);
+      if (!objectSchema)
+        return () => {
+          throw violation(`${typeName} where the JSON schema has no object`);
+        };
+      let content: ContentDecoder | undefined;
+      return (element, scope) => {
+        const inner = withDeclarations(element, scope);
+        if (isNil(element, inner)) {
+          if (!nullable) throw violation('xsi:nil where the JSON schema has no null');
+          return null;
+        }
+        return (content ??= contentDecoder(objectSchema, typeName, lax))(element, inner);
+      };
+    }
+    const parse = scalarParser(schema, typeName);
+    return (element, scope) => {
+      if (isNil(element, withDeclarations(element, scope))) {
+        if (!nullable) throw violation('xsi:nil where the JSON schema has no null');
+        return null;
+      }
+      if (element.children.length > 0) throw violation(`elements inside the simple ${typeName}`);
+      return parse(element.text);
+    };
   }
 
-  // ---- operations, envelopes and the documented bridges ----
+  function contentDecoder(schema: JsonSchema, typeName: string, lax: boolean): ContentDecoder {
+    const layout = layoutOf(typeName);
+    const properties = schema.properties ?? {};
+    const indexOf = new Map(layout.slots.map((slot, index) => [slot.element.name, index]));
+    const versionIndex = indexOf.get(VERSION_ELEMENT);
+    const decoders = new Map(
+      layout.slots.flatMap(({ element }) => {
+        const propertySchema = properties[element.name];
+        return propertySchema ? [[element.name, occurrencesDecoder(element, propertySchema, lax)] as const] : [];
+      }),
+    );
+    const attributeParsers = layout.attributes.flatMap((attribute) => {
+      const propertySchema = properties[attribute.name];
+      const uri =
+        attribute.qualified && attribute.namespace !== undefined
+          ? qualifiedName(`${attribute.namespace}:x`).namespace
+          : '';
+      return [{ attribute, uri, parse: propertySchema ? scalarParser(propertySchema, attribute.type) : undefined }];
+    });
+    const missing = (schema.required ?? []).map((name) => {
+      const propertySchema = json.resolve(properties[name]!);
+      return {
+        name,
+        hasDefault: 'default' in propertySchema,
+        defaultValue: propertySchema.default,
+        array: json.allows(properties[name]!, 'array'),
+        nullable: json.allows(properties[name]!, 'null'),
+      };
+    });
 
-  function wireOperationOf(operation: CodecOperation): SymxOperation {
-    const wire =
-      symxchangeOperation(operation.service, operation.name) ??
-      // Operations the 3.0 WSDLs lack follow their sibling's shapes (docs/symxchange.md, "Operations").
-      symxchangeOperations().find((op) => op.service === operation.service && op.siblingOf.includes(operation.name));
-    if (!wire)
-      throw new SoapCodecError(
-        'SOAP_UNKNOWN_OPERATION',
-        `${operation.service}/${operation.name} has no SymXchange operation`,
-      );
-    return wire;
+    return (element, scope) => {
+      const result: JsonObject = {};
+      for (const name in element.attributes) {
+        if (name === 'xmlns' || name.startsWith('xmlns:')) continue;
+        const { uri, local } = resolveName(name, scope, true);
+        if (uri === XSI_NS) continue;
+        // An attribute the XSD qualifies (findby's cmn:MessageId) is also taken unqualified, as SOAP
+        // toolkits write attributes given by name.
+        const declared =
+          attributeParsers.find((a) => a.attribute.name === local && a.uri === uri) ??
+          (uri === '' ? attributeParsers.find((a) => a.attribute.name === local) : undefined);
+        if (!declared) throw violation(`attribute ${name} is not in ${typeName}`, `@${name}`);
+        // An attribute the JSON does not carry (BranchId, ProcessorUser) is accepted and not passed on.
+        if (declared.parse) result[local] = within(`@${name}`, () => declared.parse!(element.attributes[name]!));
+      }
+      if (element.text.trim() !== '') throw violation('character data in element-only content');
+      // Elements are read in any order, as a non-validating (JAXB) core reads them: SOAP toolkits write a
+      // request's elements in the order the caller gave them. coregate writes the XSD's order.
+      const groups = new Map<string, XmlElement[]>();
+      let pastVersion = false;
+      for (const child of element.children) {
+        const { uri, local } = resolveName(child.name, withDeclarations(child, scope), false);
+        const index = uri === '' ? indexOf.get(local) : undefined;
+        if (index === undefined) {
+          // What follows Version_1 is the xsd:any wildcard's: extensions of a newer core, skipped.
+          if (pastVersion && layout.hasWildcard) continue;
+          if (uri !== '')
+            throw violation('a namespace-qualified element where SymXchange elements are unqualified', child.name);
+          throw violation(`element ${local} is not in ${typeName}`, child.name);
+        }
+        if (index === versionIndex) pastVersion = true;
+        const group = groups.get(local);
+        if (group) group.push(child);
+        else groups.set(local, [child]);
+      }
+      // A choice carries one alternative on the wire too (two credential kinds are refused, not merged).
+      for (const choice of layout.choices) {
+        const present = choice.particles.flatMap((p) => (p.kind === 'element' && groups.has(p.name) ? [p.name] : []));
+        if (present.length > 1) throw violation(`${present.join(' and ')} are alternatives of an xsd:choice`);
+      }
+      for (const [name, occurrences] of groups) {
+        const decode = decoders.get(name);
+        if (decode) result[name] = decode(occurrences, scope);
+        else if (name !== VERSION_ELEMENT && !lax) throw violation(`element ${name} has no JSON property`, name);
+      }
+      for (const property of missing) {
+        if (result[property.name] !== undefined) continue;
+        if (property.hasDefault) result[property.name] = property.defaultValue;
+        else if (property.array) result[property.name] = [];
+        else if (property.nullable) result[property.name] = null;
+        else throw violation(`required element ${property.name} is missing`, property.name);
+      }
+      return result;
+    };
   }
 
-  const serviceAliasOf = (wire: SymxOperation) => wire.request.element.slice(0, wire.request.element.lastIndexOf(':'));
+  // ---- the envelope ----
 
-  function objectSchemaOf(properties: Readonly<Record<string, TSchema>>): JsonSchema {
-    return Type.Object(properties as Record<string, TSchema>) as unknown as JsonSchema;
+  const namespaces = (wire: WireOperation) =>
+    `xmlns:soapenv="${SOAP_ENVELOPE_NS}" xmlns:tns="${symxchangeService(wire.service).targetNamespace}" ` +
+    `xmlns:cmn="${SYMXCOMMON_NS}" xmlns:xsi="${XSI_NS}"`;
+
+  const envelope = (wire: WireOperation, bodyElement: string, childXml: string) =>
+    `<soapenv:Envelope ${namespaces(wire)}><soapenv:Header/><soapenv:Body>` +
+    `<tns:${bodyElement}>${childXml}</tns:${bodyElement}></soapenv:Body></soapenv:Envelope>`;
+
+  /** The single element of the Body, with its scope, after checking the envelope. */
+  function bodyElementOf(xml: string): { element: XmlElement; scope: Scope; uri: string; local: string } {
+    const root = parseXml(xml, limits);
+    const rootScope = withDeclarations(root, new Map());
+    const rootName = resolveName(root.name, rootScope, false);
+    if (rootName.uri !== SOAP_ENVELOPE_NS || rootName.local !== 'Envelope')
+      throw new SoapCodecError('SOAP_NOT_AN_ENVELOPE', 'the root is not a SOAP 1.1 Envelope');
+    const parts = root.children.map((child) => {
+      const scope = withDeclarations(child, rootScope);
+      return { child, scope, ...resolveName(child.name, scope, false) };
+    });
+    const body = parts.find((part) => part.uri === SOAP_ENVELOPE_NS && part.local === 'Body');
+    if (!body || parts.some((part) => part.uri !== SOAP_ENVELOPE_NS || !['Header', 'Body'].includes(part.local)))
+      throw new SoapCodecError('SOAP_NOT_AN_ENVELOPE', 'an Envelope holds an optional Header and one Body');
+    if (body.child.children.length !== 1)
+      throw new SoapCodecError('SOAP_NOT_AN_ENVELOPE', 'the Body holds one element');
+    const element = body.child.children[0]!;
+    const scope = withDeclarations(element, body.scope);
+    const name = resolveName(element.name, scope, false);
+    return { element, scope, ...name };
   }
 
-  /**
-   * The request's JSON schema and body as the wire shapes them. Each step is a documented pattern, applied
-   * wherever the facts show it, never by operation name:
-   * - `MessageId` (attribute) and `DeviceInformation` come from the caller, not the JSON body;
-   * - `nxAttributes` is JSON only and never forwarded (docs/symxchange.md, "Envelope and credentials");
-   * - P2's `<Record>UpdatableFields` is the wire's `<Record>Fields`;
-   * - a top-level JSON property the request lacks that its `SearchFilter` holds goes there (`Query`);
-   * - a sibling whose JSON has no `SelectableFields` sends `IncludeAll<Record>Fields` (docs: "no field
-   *   selection: send IncludeAll…Fields").
-   */
+  /** The wrapper's single child (`Request`, `SingleResponse`, …), unqualified. */
+  function wrapperChild(element: XmlElement, scope: Scope, expected: string): { child: XmlElement; scope: Scope } {
+    if (element.text.trim() !== '') throw violation('character data in element-only content');
+    if (element.children.length !== 1) throw violation(`the body element holds one ${expected}`);
+    const child = element.children[0]!;
+    const childScope = withDeclarations(child, scope);
+    const name = resolveName(child.name, childScope, false);
+    if (name.uri !== '' || name.local !== expected) throw violation(`expected an unqualified ${expected}`, child.name);
+    return { child, scope: childScope };
+  }
+
+  // ---- requests and responses as the wire shapes them ----
+
   interface RequestShape {
-    readonly schema: JsonSchema;
+    readonly wire: WireOperation;
+    readonly encode: ElementEncoder;
+    readonly decode: ContentDecoder;
     toWire(body: Readonly<JsonObject>, messageId: string, device?: DeviceInformation): JsonObject;
-    fromWire(wire: JsonObject): { body: JsonObject; messageId: string; deviceInformation?: DeviceInformation };
+    fromWire(decoded: JsonObject): { body: JsonObject; messageId: string; deviceInformation?: DeviceInformation };
   }
 
   const requestShapes = new Map<CodecOperation, RequestShape>();
 
-  function requestShapeOf(operation: CodecOperation, wire: SymxOperation): RequestShape {
+  function requestShapeOf(operation: CodecOperation): RequestShape {
     const known = requestShapes.get(operation);
     if (known) return known;
-    const typeName = wire.request.child.type;
-    const layout = layoutOf(typeName);
+    const wire = mapping.wireOperation(operation);
+    const layout = layoutOf(wire.request.child.type);
     const elementNames = new Set(layout.slots.map((slot) => slot.element.name));
     const jsonProperties: Record<string, TSchema> = { ...envelopeProperties, ...operation.request };
     delete jsonProperties.nxAttributes;
     const wireProperties: Record<string, TSchema> = {};
     const renames = new Map<string, string>(); // JSON name → wire name
     const intoSearchFilter: string[] = [];
+    const filterType = layout.slots.find((slot) => slot.element.name === 'SearchFilter')?.element.type;
+    const filterHolds = (name: string) =>
+      filterType !== undefined && layoutOf(filterType).slots.some((slot) => slot.element.name === name);
     for (const [name, schema] of Object.entries(jsonProperties)) {
       const fieldsName = name.replace(/UpdatableFields$/, 'Fields');
       if (!elementNames.has(name) && fieldsName !== name && elementNames.has(fieldsName)) {
         renames.set(name, fieldsName);
         wireProperties[fieldsName] = schema;
-      } else if (!elementNames.has(name) && !('SearchFilter' in jsonProperties) && searchFilterHolds(layout, name)) {
+      } else if (!elementNames.has(name) && !('SearchFilter' in jsonProperties) && filterHolds(name)) {
         intoSearchFilter.push(name);
       } else wireProperties[name] = schema;
     }
@@ -565,43 +712,31 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
       wireProperties.SearchFilter = Type.Optional(
         Type.Object(Object.fromEntries(intoSearchFilter.map((name) => [name, Type.Optional(jsonProperties[name]!)]))),
       );
-    const selectable = layout.slots.find((slot) => slot.element.name === 'SelectableFields')?.element;
-    const includeAll =
-      selectable && !('SelectableFields' in jsonProperties) && isComplexType(selectable.type)
-        ? layoutOf(selectable.type).slots.find((slot) => slot.element.name.startsWith('IncludeAll'))?.element.name
-        : undefined;
-    if (includeAll) wireProperties.SelectableFields = Type.Object({ [includeAll]: Type.Boolean() });
     wireProperties.MessageId = Type.String();
     wireProperties.DeviceInformation = Type.Optional(
       Type.Object({ DeviceType: Type.String(), DeviceNumber: Type.Integer() }),
     );
+    const schema = Type.Object(wireProperties) as unknown as JsonSchema;
+    const fromWireName = new Map([...renames].map(([jsonName, wireName]) => [wireName, jsonName]));
     const shape: RequestShape = {
-      schema: objectSchemaOf(wireProperties),
+      wire,
+      encode: elementEncoder({ ...wire.request.child, kind: 'element', nillable: false }, schema),
+      decode: valueDecoder(wire.request.child.type, schema, false),
       toWire(body, messageId, device) {
         const out: JsonObject = { MessageId: messageId };
-        for (const [key, value] of Object.entries(body)) {
-          if (key === 'nxAttributes') continue;
+        for (const key in body) {
+          const value = body[key];
+          if (key === 'nxAttributes' || value === undefined) continue;
           if (intoSearchFilter.includes(key)) out.SearchFilter = { ...(out.SearchFilter as JsonObject), [key]: value };
           else out[renames.get(key) ?? key] = value;
         }
-        if (includeAll) out.SelectableFields = { [includeAll]: true };
         if (device) out.DeviceInformation = { ...device };
         return out;
       },
       fromWire(decoded) {
-        const { MessageId, DeviceInformation, SelectableFields, SearchFilter, ...rest } = decoded;
+        const { MessageId, DeviceInformation, SearchFilter, ...rest } = decoded;
         const body: JsonObject = {};
-        for (const [key, value] of Object.entries(rest)) {
-          const jsonName = [...renames].find(([, wireName]) => wireName === key)?.[0] ?? key;
-          body[jsonName] = value;
-        }
-        if (includeAll) {
-          if (SelectableFields !== undefined && (SelectableFields as JsonObject)[includeAll] !== true)
-            throw violation(
-              `this operation selects every field: SelectableFields must be ${includeAll}`,
-              'Request/SelectableFields',
-            );
-        } else if (SelectableFields !== undefined) body.SelectableFields = SelectableFields;
+        for (const key in rest) body[fromWireName.get(key) ?? key] = rest[key];
         if (intoSearchFilter.length > 0) Object.assign(body, SearchFilter as JsonObject | undefined);
         else if (SearchFilter !== undefined) body.SearchFilter = SearchFilter;
         return {
@@ -615,149 +750,136 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
     return shape;
   }
 
-  function searchFilterHolds(layout: TypeLayout, name: string): boolean {
-    const filter = layout.slots.find((slot) => slot.element.name === 'SearchFilter')?.element;
-    return (
-      filter !== undefined &&
-      isComplexType(filter.type) &&
-      layoutOf(filter.type).slots.some((slot) => slot.element.name === name)
-    );
+  interface ResponseShape {
+    readonly wire: WireOperation;
+    readonly encode: ElementEncoder;
+    readonly decode: ContentDecoder;
+    toWire(result: Readonly<JsonObject>, messageId: string): JsonObject;
+    fromWire(decoded: JsonObject): DecodedResponse;
   }
 
-  /** The response's JSON schema as the wire shapes it: a JSON without `MessageId` takes the caller's. */
-  function responseSchemaOf(operation: CodecOperation): { schema: JsonSchema; addsMessageId: boolean } {
-    const schema = resolve(operation.response as JsonSchema);
-    if (schema.properties?.MessageId) return { schema, addsMessageId: false };
+  const responseShapes = new Map<CodecOperation, ResponseShape>();
+
+  /**
+   * findByLookup's `Result` or `AccountNumber` (docs/decisions.md): a found lookup is sent as its Result (the
+   * JSON's AccountNumber repeats Result's), and a core's bare AccountNumber becomes a Result naming only the
+   * account (IdType NONE), as coregate answers for a lookup without a share.
+   */
+  function lookupChoice(layout: TypeLayout) {
+    const choice = layout.choices.find((group) => {
+      const names = group.particles.map((p) => (p.kind === 'element' ? p.name : ''));
+      return names.includes('Result') && names.includes('AccountNumber');
+    });
+    if (!choice) return undefined;
     return {
-      schema: { ...schema, properties: { ...schema.properties, MessageId: { type: 'string' } } },
-      addsMessageId: true,
+      toWire: (result: JsonObject): JsonObject =>
+        isObject(result.Result) ? { ...result, AccountNumber: undefined } : { ...result, Result: undefined },
+      fromWire: (result: JsonObject): JsonObject => {
+        if (isObject(result.Result)) return { ...result, AccountNumber: result.Result.AccountNumber ?? null };
+        if (typeof result.AccountNumber === 'string')
+          return { ...result, Result: { AccountNumber: result.AccountNumber, IdType: 'NONE', Id: null } };
+        return { ...result, Result: null, AccountNumber: null };
+      },
     };
   }
 
-  function envelope(wire: SymxOperation, bodyElementName: string, childXml: string, context: EncodeContext): string {
-    const serviceUri = symxchangeService(wire.service).targetNamespace;
-    const declarations = [`xmlns:soapenv="${SOAP_ENVELOPE_NS}"`, `xmlns:tns="${serviceUri}"`];
-    for (const alias of [...context.aliases].sort()) {
-      if (alias === context.serviceAlias) continue;
-      const uri = alias === 'xsi' ? XSI_NS : qualifiedName(`${alias}:x`).namespace;
-      declarations.push(`xmlns:${alias === 'xsi' ? 'xsi' : prefixOf(alias, context.serviceAlias)}="${uri}"`);
-    }
-    return (
-      `<soapenv:Envelope ${declarations.join(' ')}><soapenv:Header/><soapenv:Body>` +
-      `<tns:${bodyElementName}>${childXml}</tns:${bodyElementName}></soapenv:Body></soapenv:Envelope>`
-    );
+  function responseShapeOf(operation: CodecOperation): ResponseShape {
+    const known = responseShapes.get(operation);
+    if (known) return known;
+    const wire = mapping.wireOperation(operation);
+    const layout = layoutOf(wire.response.child.type);
+    const jsonSchema = json.resolve(operation.response as JsonSchema);
+    const jsonHasMessageId = jsonSchema.properties?.MessageId !== undefined;
+    const wireHasMessageId = layout.attributes.some((a) => a.name === 'MessageId');
+    const schema: JsonSchema = {
+      ...jsonSchema,
+      properties: { ...jsonSchema.properties, MessageId: { type: 'string' } },
+      required: (jsonSchema.required ?? []).filter((name) => name !== 'MessageId'),
+    };
+    const choice = lookupChoice(layout);
+    const shape: ResponseShape = {
+      wire,
+      encode: elementEncoder({ ...wire.response.child, kind: 'element', nillable: false }, schema),
+      decode: valueDecoder(wire.response.child.type, schema, true),
+      toWire(result, messageId) {
+        const out = choice ? choice.toWire({ ...result }) : { ...result };
+        out.MessageId = wireHasMessageId ? messageId : undefined;
+        return out;
+      },
+      fromWire(decoded) {
+        const { MessageId, ...rest } = decoded;
+        const result = choice ? choice.fromWire(rest) : rest;
+        if (jsonHasMessageId) result.MessageId = operation.name;
+        return { result, messageId: MessageId as string | undefined };
+      },
+    };
+    responseShapes.set(operation, shape);
+    return shape;
   }
 
-  /** The single element of the Body, with its scope, after checking the envelope. */
-  function bodyElementOf(xml: string): { element: XmlElement; scope: Scope; uri: string; local: string } {
-    const root = parseXml(xml, limits);
-    const rootScope = withDeclarations(root, new Map());
-    const rootName = resolveName(root.name, rootScope, false, root.name);
-    if (rootName.uri !== SOAP_ENVELOPE_NS || rootName.local !== 'Envelope')
-      throw new SoapCodecError('SOAP_NOT_AN_ENVELOPE', 'the root is not a SOAP 1.1 Envelope');
-    const parts = root.children.map((child) => {
-      const scope = withDeclarations(child, rootScope);
-      return { child, scope, ...resolveName(child.name, scope, false, child.name) };
-    });
-    const body = parts.find((part) => part.uri === SOAP_ENVELOPE_NS && part.local === 'Body');
-    if (!body || parts.some((part) => part.uri !== SOAP_ENVELOPE_NS || !['Header', 'Body'].includes(part.local)))
-      throw new SoapCodecError('SOAP_NOT_AN_ENVELOPE', 'an Envelope holds an optional Header and one Body');
-    if (body.child.children.length !== 1)
-      throw new SoapCodecError('SOAP_NOT_AN_ENVELOPE', 'the Body holds one element');
-    const element = body.child.children[0]!;
-    const scope = withDeclarations(element, body.scope);
-    const name = resolveName(element.name, scope, false, element.name);
-    if (name.uri === SOAP_ENVELOPE_NS && name.local === 'Fault') {
-      const faultString = element.children.find((child) => child.name === 'faultstring')?.text ?? '';
-      throw new SoapCodecError('SOAP_FAULT', `the core answered with a SOAP Fault: ${faultString}`);
+  const endpointOperations = new Map<string, Map<string, CodecOperation>>();
+  function endpointOperation(endpoint: Endpoint, local: string): CodecOperation | undefined {
+    const key = `${endpoint.service}|${endpoint.family}`;
+    let byName = endpointOperations.get(key);
+    if (!byName) {
+      byName = new Map(
+        mapping
+          .endpoint(endpoint.service, endpoint.family)
+          .map(({ operation, wire }) => [
+            wire.request.element.slice(wire.request.element.lastIndexOf(':') + 1),
+            operation,
+          ]),
+      );
+      endpointOperations.set(key, byName);
     }
-    return { element, scope, ...name };
-  }
-
-  /** The wrapper's single child (`Request`, `SingleResponse`, …), unqualified. */
-  function wrapperChild(
-    element: XmlElement,
-    scope: Scope,
-    expected: string,
-    path: string,
-  ): { child: XmlElement; scope: Scope } {
-    const children = element.children;
-    if (element.text.trim() !== '') throw violation('character data in element-only content', path);
-    if (children.length !== 1) throw violation(`${path} holds one ${expected}`, path);
-    const child = children[0]!;
-    const childScope = withDeclarations(child, scope);
-    const name = resolveName(child.name, childScope, false, `${path}/${child.name}`);
-    if (name.uri !== '' || name.local !== expected)
-      throw violation(`expected an unqualified ${expected}`, `${path}/${child.name}`);
-    return { child, scope: childScope };
+    return byName.get(local);
   }
 
   return {
+    mapping,
+
     encodeRequest(operation, body, { messageId, deviceInformation }) {
-      const wire = wireOperationOf(operation);
-      const shape = requestShapeOf(operation, wire);
-      const context: EncodeContext = { serviceAlias: serviceAliasOf(wire), aliases: new Set() };
-      const child = wire.request.child;
-      const path = `${operation.name}/${child.name}`;
-      const xml = encodeOne(
-        child.name,
-        shape.toWire(body, messageId, deviceInformation),
-        shape.schema,
-        child.type,
-        path,
-        context,
-      );
-      return envelope(wire, operation.name, xml, context);
+      const shape = requestShapeOf(operation);
+      const xml = within(operation.name, () => shape.encode(shape.toWire(body, messageId, deviceInformation)));
+      return envelope(shape.wire, operation.name, xml);
     },
 
-    decodeRequest(xml, { family } = {}) {
+    decodeRequest(xml, endpoint) {
       const { element, scope, uri, local } = bodyElementOf(xml);
-      const service = (['findby', 'corptransfer', 'account', 'collateral'] as const).find(
-        (name) => symxchangeService(name).targetNamespace === uri,
-      );
-      const candidates = options.operations.filter((op) => op.service === service && op.name === local);
       const operation =
-        candidates.find((op) => op.family === (family ?? 'P1')) ?? (family === undefined ? candidates[0] : undefined);
-      if (!service || !operation)
-        throw new SoapCodecError('SOAP_UNKNOWN_OPERATION', `no operation ${local} in namespace ${uri}`);
-      const wire = wireOperationOf(operation);
-      const shape = requestShapeOf(operation, wire);
-      const { child, scope: childScope } = wrapperChild(element, scope, wire.request.child.name, local);
-      const decoded = decodeOne(child, shape.schema, wire.request.child.type, `${local}/${child.name}`, childScope);
-      return { service, operationName: operation.name, operation, ...shape.fromWire(decoded as JsonObject) };
+        uri === symxchangeService(endpoint.service).targetNamespace ? endpointOperation(endpoint, local) : undefined;
+      if (!operation)
+        throw new SoapCodecError(
+          'SOAP_UNKNOWN_OPERATION',
+          `this endpoint serves no operation ${local} in namespace ${uri || '(none)'}`,
+        );
+      const shape = requestShapeOf(operation);
+      const decoded = within(local, () => {
+        const { child, scope: childScope } = wrapperChild(element, scope, shape.wire.request.child.name);
+        return within(child.name, () => shape.decode(child, childScope)) as JsonObject;
+      });
+      return { operation, wire: shape.wire, ...shape.fromWire(decoded) };
     },
 
     encodeResponse(operation, result, messageId) {
-      const wire = wireOperationOf(operation);
-      const { schema, addsMessageId } = responseSchemaOf(operation);
-      if (!isObject(result)) throw violation('a response is a JSON object', operation.name);
-      const context: EncodeContext = { serviceAlias: serviceAliasOf(wire), aliases: new Set() };
-      const child = wire.response.child;
-      const value = addsMessageId ? { ...result, MessageId: messageId } : result;
-      const xml = encodeOne(child.name, value, schema, child.type, `${operation.name}Response/${child.name}`, context);
-      return envelope(wire, `${operation.name}Response`, xml, context);
+      const shape = responseShapeOf(operation);
+      if (!isObject(result)) throw violation('a response is a JSON object', `${operation.name}Response`);
+      const xml = within(`${operation.name}Response`, () => shape.encode(shape.toWire(result, messageId)));
+      return envelope(shape.wire, `${operation.name}Response`, xml);
     },
 
     decodeResponse(operation, xml) {
-      const wire = wireOperationOf(operation);
-      const { schema, addsMessageId } = responseSchemaOf(operation);
+      const shape = responseShapeOf(operation);
       const { element, scope, uri, local } = bodyElementOf(xml);
-      if (uri !== symxchangeService(wire.service).targetNamespace || local !== `${operation.name}Response`)
-        throw new SoapCodecError('SOAP_UNKNOWN_OPERATION', `expected ${operation.name}Response, got ${local}`);
-      const { child, scope: childScope } = wrapperChild(element, scope, wire.response.child.name, local);
-      const decoded = decodeOne(
-        child,
-        schema,
-        wire.response.child.type,
-        `${local}/${child.name}`,
-        childScope,
-      ) as JsonObject;
-      if (addsMessageId) delete decoded.MessageId;
-      return decoded;
+      if (uri === SOAP_ENVELOPE_NS && local === 'Fault') throw new SoapFaultError(readFault(element));
+      const expected = `${operation.name}Response`;
+      if (uri !== symxchangeService(shape.wire.service).targetNamespace || local !== expected)
+        throw new SoapCodecError('SOAP_UNKNOWN_OPERATION', `expected ${expected}, got ${local}`);
+      const decoded = within(local, () => {
+        const { child, scope: childScope } = wrapperChild(element, scope, shape.wire.response.child.name);
+        return within(child.name, () => shape.decode(child, childScope)) as JsonObject;
+      });
+      return shape.fromWire(decoded);
     },
   };
-}
-
-function violation(message: string, path: string): SoapCodecError {
-  return new SoapCodecError('SOAP_SCHEMA_VIOLATION', message, path);
 }

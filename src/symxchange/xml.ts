@@ -14,7 +14,6 @@ export type SoapCodecErrorCode =
   | 'XML_TOO_MANY_ELEMENTS'
   | 'XML_MALFORMED'
   | 'SOAP_NOT_AN_ENVELOPE'
-  | 'SOAP_FAULT'
   | 'SOAP_UNKNOWN_OPERATION'
   | 'SOAP_SCHEMA_VIOLATION';
 
@@ -25,12 +24,22 @@ export type SoapCodecErrorCode =
 export class SoapCodecError extends Error {
   constructor(
     readonly code: SoapCodecErrorCode,
-    message: string,
+    /** What is wrong, without the path. */
+    readonly detail: string,
     /** Element path from the body's element, `/`-separated (`findBySSN/Request/SSN`), when one is at fault. */
     readonly path?: string,
   ) {
-    super(path === undefined ? message : `${message} (at ${path})`);
+    super(path === undefined ? detail : `${detail} (at ${path})`);
     this.name = 'SoapCodecError';
+  }
+
+  /**
+   * The same error one element further out: decoders and encoders throw with the path below them, and each
+   * level prefixes its own name on the way up (no path is built unless something fails).
+   * @example new SoapCodecError('SOAP_SCHEMA_VIOLATION', 'x', 'SSN').within('Request').path // 'Request/SSN'
+   */
+  within(name: string): SoapCodecError {
+    return new SoapCodecError(this.code, this.detail, this.path === undefined ? name : `${name}/${this.path}`);
   }
 }
 

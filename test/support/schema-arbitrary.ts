@@ -15,6 +15,7 @@ export interface JsonSchema {
   readonly additionalProperties?: boolean | JsonSchema;
   readonly minProperties?: number;
   readonly items?: JsonSchema;
+  readonly minItems?: number;
   readonly maxItems?: number;
   readonly anyOf?: readonly JsonSchema[];
   readonly minLength?: number;
@@ -279,7 +280,8 @@ function typedArbitrary(
     case 'array': {
       const items = schema.items ? valueArbitrary(schema.items, [...path, '0'], options) : anyJsonValue;
       const maxItems = schema.maxItems ?? 4;
-      const array = fc.array(items, { maxLength: Math.min(maxItems, 4) });
+      const minItems = schema.minItems ?? 0;
+      const array = fc.array(items, { minLength: minItems, maxLength: Math.max(minItems, Math.min(maxItems, 4)) });
       return mode === 'valid'
         ? array
         : fc.oneof(

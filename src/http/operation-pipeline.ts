@@ -1,0 +1,194 @@
+/**
+ * The gateway's policy, the same for every call whichever edge it came through (the JSON API or the
+ * SymXchange SOAP face): bearer identity (401) and rate limits (429) before the body is read, then the
+ * scope (403), the body schema (400), the body credentials (403) and member confinement (403), then the
+ * answer (a write in one transaction with its `Idempotency-Key`). Every call to an operation is written to
+ * the audit trail with its outcome, denied ones included (the `onResponse` hook of `app.ts`).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type, type TSchema } from 'typebox';
+import type { Config } from '../config.js';
+import { envelopeProperties, MEMBER_CREDENTIAL_KINDS, type CredentialKind } from '../contract/envelope.js';
+import { forbidden, Problem, validationFailed } from '../contract/problems.js';
+import type { Secrets } from '../crypto/secrets.js';
+import { responseChecker } from '../operations/response-check.js';
+import { operationPath, type AnyOperation, type RequestBody } from '../operations/types.js';
+import type { Authenticator, BearerIdentity, CredentialIdentity } from '../security/authenticator.js';
+import type { RateLimiter } from '../security/rate-limit.js';
+import { AuditLog, type AuditEvent } from '../store/audit.js';
+import type { Db } from '../store/database.js';
+import { propertyErrors, type AjvError } from './error-handler.js';
+import { runWrite } from './writes.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The operation a call reached: the route's (JSON), or the one its envelope names (SOAP). */
+    operation?: AnyOperation;
+    bearer?: BearerIdentity;
+    caller?: CredentialIdentity;
+    /** Stable code of the problem answered, for the audit trail. */
+    problemCode?: string;
+    /** Accounts the request names or the operation found, and the collateral it reads, for the audit trail. */
+    auditAccounts?: readonly string[];
+    auditCollateral?: string;
+    /** The call's audit event was committed in its write transaction; the response hook adds none. */
+    auditedInTransaction?: boolean;
+  }
+}
+
+export interface OperationPipelineOptions {
+  readonly db: Db;
+  readonly secrets: Secrets;
+  readonly config: Config;
+  /** The schemas operations' requests and responses refer to. */
+  readonly sharedSchemas: readonly TSchema[];
+  readonly authenticator: Authenticator;
+  readonly limiter: RateLimiter;
+}
+
+const MINUTE = 60;
+
+/**
+ * The credential kinds an operation accepts: the configured policy of its service, or its defaults.
+ * Member-level kinds are dropped where the operation cannot confine a member to an account.
+ */
+export function acceptedCredentials(operation: AnyOperation, config: Config): readonly CredentialKind[] {
+  const configured = operation.fixedCredentials ? undefined : config.credentialPolicy[operation.service];
+  const kinds = (configured ?? operation.credentials) as readonly CredentialKind[];
+  return operation.accountOf ? kinds : kinds.filter((kind) => !MEMBER_CREDENTIAL_KINDS.includes(kind));
+}
+
+function rateLimited(retryAfterSeconds: number): Problem {
+  return new Problem(429, 'RATE_LIMITED', `Too many requests; retry in ${retryAfterSeconds} s`, undefined, {
+    'retry-after': String(retryAfterSeconds),
+  });
+}
+
+/** The audit event of a call to an operation, answered with `status` (and a problem `code` when it failed). */
+export function auditEvent(
+  request: FastifyRequest,
+  operation: AnyOperation,
+  status: number,
+  code: string | null,
+): AuditEvent {
+  return {
+    requestId: request.id,
+    tokenName: request.bearer?.tokenName ?? null,
+    userNumber: request.caller?.userNumber ?? null,
+    memberAccount: request.caller?.memberAccount ?? null,
+    operation: `${operation.family}:${operation.name}`,
+    accountNumbers: [...(request.auditAccounts ?? [])],
+    collateralNumber: request.auditCollateral ?? null,
+    status,
+    code,
+  };
+}
+
+/**
+ * The steps of a call, for the edges to run in order.
+ * @example
+ * await pipeline.admit(request, reply, operation);  // bearer identity set on the request first
+ * pipeline.validate(request, operation, body);       // SOAP bodies; JSON routes validate by their schema
+ * return pipeline.answer(request, reply, operation, body);
+ */
+export class OperationPipeline {
+  private readonly general: { limit: number; windowSeconds: number };
+  private readonly findBy: { limit: number; windowSeconds: number };
+  private readonly checkResponse?: (operation: AnyOperation, result: unknown) => void;
+  private readonly bodySchemas = new Map<AnyOperation, TSchema>();
+  private readonly accepted = new Map<AnyOperation, readonly CredentialKind[]>();
+
+  constructor(private readonly options: OperationPipelineOptions) {
+    const { config } = options;
+    this.general = { limit: config.rateLimitPerMinute, windowSeconds: MINUTE };
+    this.findBy = { limit: config.findByRateLimitPerMinute, windowSeconds: MINUTE };
+    this.checkResponse = config.checkResponses ? responseChecker(options.sharedSchemas) : undefined;
+  }
+
+  /** The body an operation takes: the envelope, then its own request properties; nothing else. */
+  bodySchema(operation: AnyOperation): TSchema {
+    let schema = this.bodySchemas.get(operation);
+    if (!schema) {
+      schema = Type.Object({ ...envelopeProperties, ...operation.request }, { additionalProperties: false });
+      this.bodySchemas.set(operation, schema);
+    }
+    return schema;
+  }
+
+  acceptedCredentials(operation: AnyOperation): readonly CredentialKind[] {
+    let kinds = this.accepted.get(operation);
+    if (!kinds) this.accepted.set(operation, (kinds = acceptedCredentials(operation, this.options.config)));
+    return kinds;
+  }
+
+  /**
+   * Rate limits and scope of the caller the request's `bearer` names (set by the edge): a stricter budget
+   * for lookups, so a token cannot walk card or SSN space; both counted at once.
+   */
+  async admit(request: FastifyRequest, reply: FastifyReply, operation: AnyOperation): Promise<void> {
+    request.operation = operation;
+    const { tokenName, scopes } = request.bearer!;
+    const { limiter } = this.options;
+    const decisions = await Promise.all([
+      limiter.hit(`token:${tokenName}`, this.general),
+      ...(operation.service === 'findby' ? [limiter.hit(`findby:${tokenName}`, this.findBy)] : []),
+    ]);
+    const refused = decisions.find((d) => !d.allowed);
+    if (refused) throw rateLimited(Math.max(1, refused.retryAfterSeconds));
+    reply.header('ratelimit-remaining', String(Math.min(...decisions.map((d) => d.remaining))));
+    if (operation.scope && !scopes.includes(operation.scope)) {
+      throw forbidden(`The token lacks the ${operation.scope} scope`);
+    }
+  }
+
+  /** Checks a body the edge decoded itself against the operation's body schema (400 naming each property). */
+  validate(request: FastifyRequest, operation: AnyOperation, body: unknown): void {
+    const validate = request.compileValidationSchema(this.bodySchema(operation), 'body');
+    if (!validate(body)) throw validationFailed(propertyErrors((validate.errors ?? []) as AjvError[]));
+  }
+
+  /** Credentials, confinement and the answer of a validated body. */
+  async answer(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    operation: AnyOperation,
+    body: RequestBody<never>,
+  ): Promise<unknown> {
+    const { db, secrets, config, authenticator } = this.options;
+    // What the audit trail names: read off the validated body, so a refused call names it too.
+    const account = operation.accountOf?.(body);
+    if (account !== undefined) request.auditAccounts = [account];
+    request.auditCollateral = operation.collateralOf?.(body);
+    const tokenName = request.bearer!.tokenName;
+    const caller = await authenticator.verifyCredentials(
+      body.Credentials,
+      this.acceptedCredentials(operation),
+      tokenName,
+    );
+    request.caller = caller;
+    // Member confinement: a member's credentials reach only the member's own account.
+    if (caller.memberAccount !== undefined && account !== caller.memberAccount) {
+      throw forbidden('These credentials do not reach that account');
+    }
+    const context = { db, secrets, config, caller };
+    const result = operation.writes
+      ? await runWrite(
+          {
+            db,
+            path: operationPath(operation),
+            tokenName,
+            retentionHours: config.idempotencyRetentionHours,
+            idempotencyKeyHeader: request.headers['idempotency-key'],
+            body,
+            reply,
+            audit: (trx) => AuditLog.insertInTransaction(trx, auditEvent(request, operation, 200, null)),
+          },
+          (trx) => operation.handle({ ...context, db: trx }, body),
+        )
+      : await operation.handle(context, body);
+    this.checkResponse?.(operation, result);
+    if (operation.writes) request.auditedInTransaction = true;
+    if (operation.auditAccounts) request.auditAccounts = operation.auditAccounts(result);
+    return result;
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * The SymXchange SOAP face: coregate's operations served as the core's SOAP 1.1 endpoints
+ * (`POST /SymXchange/<service>`, the 2022.01 family under `/SymXchange/2022.01/<service>`), with the WSDL it
+ * generates at `GET <endpoint>?wsdl`. A call is decoded into the operation's JSON body and passes the same
+ * policy as the JSON API (operation-pipeline.ts): the bearer token and its scopes (or, with
+ * `COREGATE_SOAP_AUTH=credentials`, the body `Credentials` alone), rate limits, validation, credentials,
+ * member confinement, the audit trail and `Idempotency-Key`. A refusal is a SOAP 1.1 Fault (faults.ts) with
+ * HTTP 500, or 401 with `WWW-Authenticate` for a missing or bad bearer token.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { SymxServiceName } from '../catalog/symxchange/index.js';
+import type { Config } from '../config.js';
+import { Problem, problemBody, validationFailed } from '../contract/problems.js';
+import { SCOPES } from '../contract/scopes.js';
+import type { AnyOperation, RequestBody } from '../operations/types.js';
+import type { Authenticator } from '../security/authenticator.js';
+import { SoapCodecError, type Endpoint, type SymxCodec } from '../symxchange/codec.js';
+import { faultEnvelope } from '../symxchange/faults.js';
+import { wsdlDocument } from '../symxchange/wsdl.js';
+import { problemOf, sendProblem } from './error-handler.js';
+import type { OperationPipeline } from './operation-pipeline.js';
+
+export interface SoapRoutesOptions {
+  readonly config: Config;
+  readonly codec: SymxCodec;
+  readonly authenticator: Authenticator;
+  readonly pipeline: OperationPipeline;
+}
+
+/** A SOAP endpoint coregate serves and its path. */
+export interface SoapEndpoint extends Endpoint {
+  readonly path: string;
+}
+
+const SERVICES: readonly SymxServiceName[] = ['findby', 'corptransfer', 'account', 'collateral'];
+const SOAP_CONTENT_TYPE = 'text/xml; charset=utf-8';
+
+/**
+ * The endpoints: `/SymXchange/<service>` for the persistent family, `/SymXchange/2022.01/<service>` for the
+ * 2022.01 one; a service only the 2022.01 family has (collateral) is also at the core's own address.
+ * @example soapEndpoints(codec).map((e) => e.path) // ['/SymXchange/findby', …, '/SymXchange/2022.01/collateral']
+ */
+export function soapEndpoints(codec: SymxCodec): SoapEndpoint[] {
+  return SERVICES.flatMap((service) => {
+    const p1 = codec.mapping.endpoint(service, 'P1').length > 0;
+    const p2 = codec.mapping.endpoint(service, 'P2').length > 0;
+    return [
+      ...(p1 ? [{ service, family: 'P1' as const, path: `/SymXchange/${service}` }] : []),
+      ...(p2 && !p1 ? [{ service, family: 'P2' as const, path: `/SymXchange/${service}` }] : []),
+      ...(p2 ? [{ service, family: 'P2' as const, path: `/SymXchange/2022.01/${service}` }] : []),
+    ];
+  });
+}
+
+/** Codec errors are the caller's: a 400 naming what is wrong (and where, for a schema violation). */
+function codecProblem(error: SoapCodecError): Problem {
+  const status = error.code === 'SOAP_UNKNOWN_OPERATION' ? 404 : 400;
+  const code = status === 404 ? 'NOT_FOUND' : 'VALIDATION_FAILED';
+  return new Problem(
+    status,
+    code,
+    `${error.code}: ${error.message}`,
+    error.path ? [{ pointer: `/${error.path}`, detail: error.detail }] : undefined,
+  );
+}
+
+function sendFault(reply: FastifyReply, request: FastifyRequest, problem: Problem): FastifyReply {
+  request.problemCode = problem.code;
+  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+  // SOAP 1.1 over HTTP: a Fault is a 500; a missing or bad bearer token stays an HTTP challenge.
+  return reply
+    .code(problem.status === 401 ? 401 : 500)
+    .type(SOAP_CONTENT_TYPE)
+    .send(faultEnvelope(problemBody(problem, request.url)));
+}
+
+/** The SOAPAction header without its quotes; an empty one leaves the intent to the body (SOAP 1.1, 6.1.1). */
+function soapActionOf(request: FastifyRequest): string | undefined {
+  const header = request.headers.soapaction;
+  if (typeof header !== 'string') return undefined;
+  return header.trim().replace(/^"(.*)"$/, '$1');
+}
+
+export function registerSoapRoutes(app: FastifyInstance, options: SoapRoutesOptions): void {
+  const { config, codec, authenticator, pipeline } = options;
+  const endpoints = soapEndpoints(codec);
+  const wsdls = new Map<string, string>();
+
+  app.log.info(
+    config.soapAuth === 'credentials'
+      ? 'SymXchange SOAP calls are accepted on their body Credentials alone (COREGATE_SOAP_AUTH=credentials), as a core on a private network takes them'
+      : 'SymXchange SOAP calls need a bearer token like the JSON API (COREGATE_SOAP_AUTH=token)',
+  );
+
+  void app.register(async (soap) => {
+    // Only SOAP 1.1 envelopes here: any other media type is a 415 naming the right one.
+    soap.removeAllContentTypeParsers();
+    soap.addContentTypeParser('text/xml', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    soap.setErrorHandler((error: FastifyError, request, reply) => {
+      const problem = error instanceof SoapCodecError ? codecProblem(error) : problemOf(error, request);
+      // What is not a SOAP call (another media type, a GET without ?wsdl) is answered as the JSON API answers.
+      if (problem.code === 'UNSUPPORTED_MEDIA_TYPE' || request.method !== 'POST')
+        return sendProblem(reply, problem, request);
+      return sendFault(reply, request, problem);
+    });
+
+    for (const endpoint of endpoints) {
+      soap.get(endpoint.path, { schema: { hide: true } }, async (request, reply) => {
+        const query = request.query as Record<string, unknown>;
+        if (!('wsdl' in query) && !('WSDL' in query))
+          throw new Problem(404, 'NOT_FOUND', `POST SOAP envelopes here; GET ${endpoint.path}?wsdl for the WSDL`);
+        // The address a client should call: as this request reached the server.
+        const address = `${request.protocol}://${request.host}${endpoint.path}`;
+        let wsdl = wsdls.get(address);
+        if (!wsdl) wsdls.set(address, (wsdl = wsdlDocument(codec.mapping, endpoint, address)));
+        return reply.type(SOAP_CONTENT_TYPE).header('cache-control', 'public, max-age=300').send(wsdl);
+      });
+
+      soap.post(endpoint.path, { schema: { hide: true } }, async (request, reply) => {
+        // Who calls, before the body is read: the bearer token, or (credentials mode) the body's Credentials.
+        request.bearer =
+          config.soapAuth === 'token'
+            ? await authenticator.authenticateBearer(request.headers.authorization)
+            : { tokenName: `soap@${request.ip}`, scopes: SCOPES };
+        const decoded = codec.decodeRequest(request.body as string, endpoint);
+        const operation = decoded.operation as AnyOperation;
+        request.operation = operation;
+        const action = soapActionOf(request);
+        if (action === undefined || (action !== '' && action !== decoded.wire.soapAction)) {
+          throw validationFailed([
+            {
+              pointer: '',
+              detail: `the SOAPAction header must be "${decoded.wire.soapAction}" for ${operation.name}${action ? `, not "${action}"` : ''}`,
+            },
+          ]);
+        }
+        await pipeline.admit(request, reply, operation);
+        pipeline.validate(request, operation, decoded.body);
+        const result = await pipeline.answer(request, reply, operation, decoded.body as RequestBody<never>);
+        return reply
+          .type(SOAP_CONTENT_TYPE)
+          .send(codec.encodeResponse(operation, result as Record<string, unknown>, decoded.messageId));
+      });
+    }
+  });
+}

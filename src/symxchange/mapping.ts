@@ -1,0 +1,246 @@
+/**
+ * The SymXchange mapping (DESIGN, "The core boundary and SymXchange"): for each of coregate's operations
+ * the SOAP operation that carries it, and every complex type its messages reach. It is derived, never
+ * written per operation:
+ * - 43 operations are the published WSDLs' own (the facts); P1 and P2 share updates share one.
+ * - The 18 collateral operations the 3.0 WSDLs lack each follow the WSDL operation the facts name as their
+ *   sibling (docs/decisions.md, "SymXchange"): an element of their own name, and a request type that is the
+ *   sibling's without the elements the operation's JSON lacks (`SelectableFields`, `PagingRequestContext`)
+ *   and with the types its JSON needs where the sibling's are narrower (the full `<Record>SelectableFields`
+ *   with child selectors, the `<Record>Filter` with a children filter). The list operations answer a
+ *   `SingleResponse` holding the record's `<Record>List`; the others answer as their sibling.
+ * - One widening where the spec's JSON carries more than the XSD: `UpdateStatus.FailedUpdateStatus` repeats
+ *   (the spec reports every failed field; the XSD allows one).
+ */
+import type { TSchema } from 'typebox';
+import {
+  complexType as factType,
+  complexTypeNames as factTypeNames,
+  symxchangeOperation,
+  symxchangeOperations,
+  symxchangeService,
+  VERSION_ELEMENT,
+  type SymxOperation,
+  type SymxServiceName,
+  type XsdComplexType,
+  type XsdElement,
+  type XsdGroup,
+  type XsdParticle,
+} from '../catalog/symxchange/index.js';
+import { envelopeProperties } from '../contract/envelope.js';
+import { jsonSchemas, type JsonSchema } from './json-schema.js';
+
+export type Family = 'P1' | 'P2';
+
+/** What the mapping needs of an operation (src/operations' `Operation` has these). */
+export interface CodecOperation {
+  readonly name: string;
+  readonly service: string;
+  readonly family: Family;
+  readonly request: Readonly<Record<string, TSchema>>;
+  readonly response: TSchema;
+}
+
+/** A SOAP operation coregate serves: one of the WSDLs', or one derived from its sibling. */
+export interface WireOperation extends SymxOperation {
+  /** For an operation the 3.0 WSDLs lack: the WSDL operation whose pattern it follows. */
+  readonly derivedFrom?: string;
+}
+
+export interface SymxMapping {
+  /** The SOAP operation of a coregate operation; throws for one without (logon, logoff). */
+  wireOperation(operation: CodecOperation): WireOperation;
+  /** True when the operation has a SOAP operation. */
+  carries(operation: CodecOperation): boolean;
+  /** coregate's operations of a service and path family, each with its SOAP operation. */
+  endpoint(service: SymxServiceName, family: Family): { operation: CodecOperation; wire: WireOperation }[];
+  /** A complex type of the mapping (the facts', derived or widened); throws for an unknown name. */
+  complexType(name: string): XsdComplexType;
+  isComplexType(name: string): boolean;
+}
+
+/** The widening of the spec's JSON over the XSD (see the module comment), by type and element. */
+const WIDENED: Readonly<Record<string, Readonly<Record<string, Partial<XsdElement>>>>> = {
+  'symxcommon:UpdateStatus': { FailedUpdateStatus: { maxOccurs: 'unbounded' } },
+};
+
+const SERVICES: readonly SymxServiceName[] = ['findby', 'corptransfer', 'account', 'collateral'];
+
+function mapElements(group: XsdGroup, map: (element: XsdElement) => XsdElement | undefined): XsdGroup {
+  const particles = group.particles.flatMap((particle): XsdParticle[] => {
+    if (particle.kind === 'element') {
+      const mapped = map(particle);
+      return mapped ? [mapped] : [];
+    }
+    return particle.kind === 'any' ? [particle] : [mapElements(particle, map)];
+  });
+  return { ...group, particles };
+}
+
+function widen(name: string, type: XsdComplexType): XsdComplexType {
+  const changes = WIDENED[name];
+  if (!changes || !type.content) return type;
+  return { ...type, content: mapElements(type.content, (e) => (changes[e.name] ? { ...e, ...changes[e.name] } : e)) };
+}
+
+/** The part of `longer` that `shorter` lacks: `getCollateralSelectFields` vs `getCollateral` → `SelectFields`. */
+function removedPart(longer: string, shorter: string): string {
+  let prefix = 0;
+  while (prefix < shorter.length && longer[prefix] === shorter[prefix]) prefix += 1;
+  const removed = longer.slice(prefix, longer.length - (shorter.length - prefix));
+  if (!removed || !longer.endsWith(shorter.slice(prefix))) {
+    throw new Error(`${shorter} is not ${longer} without one part`);
+  }
+  return removed;
+}
+
+/**
+ * The mapping of a set of operations, whose schemas refer to the shared schemas by `$id`.
+ * @example createSymxMapping(OPERATIONS, SHARED_SCHEMAS).wireOperation(getCollateral).request.element
+ *   // 'collateral:getCollateral'
+ */
+export function createSymxMapping(
+  operations: readonly CodecOperation[],
+  sharedSchemas: readonly TSchema[],
+): SymxMapping {
+  const json = jsonSchemas(sharedSchemas);
+  const types = new Map<string, XsdComplexType>(factTypeNames().map((name) => [name, widen(name, factType(name))]));
+
+  const elementNames = (typeName: string): Set<string> => {
+    const names = new Set<string>();
+    const visit = (group: XsdGroup | undefined) =>
+      group?.particles.forEach((p) => (p.kind === 'element' ? names.add(p.name) : p.kind !== 'any' && visit(p)));
+    for (let type = types.get(typeName); type; type = type.base ? types.get(type.base) : undefined) visit(type.content);
+    return names;
+  };
+
+  /**
+   * The complex type of the service's namespaces that carries every property of a JSON object, with the
+   * fewest elements besides: where a sibling's type is narrower than the operation's JSON.
+   */
+  function typeCarrying(service: SymxServiceName, properties: readonly string[]): string {
+    const aliases = new Set(symxchangeService(service).schemaNamespaces);
+    const fits = [...types.keys()]
+      .filter((name) => aliases.has(name.slice(0, name.lastIndexOf(':'))))
+      .map((name) => ({ name, elements: elementNames(name) }))
+      .filter(({ elements }) => properties.every((p) => elements.has(p)))
+      .sort((a, b) => a.elements.size - b.elements.size || a.name.localeCompare(b.name));
+    if (!fits[0]) throw new Error(`no ${service} type carries ${properties.join(', ')}`);
+    return fits[0].name;
+  }
+
+  const jsonPropertiesOf = (schema: JsonSchema | undefined): string[] =>
+    Object.keys((schema && json.objectOf(schema)?.properties) ?? {});
+
+  /** An operation the WSDLs lack, derived from its sibling (see the module comment). */
+  function derive(operation: CodecOperation, sibling: SymxOperation): WireOperation {
+    const service = sibling.service;
+    const removed = removedPart(sibling.name, operation.name);
+    const alias = sibling.request.element.slice(0, sibling.request.element.lastIndexOf(':'));
+    const renamed = (typeName: string) => typeName.replace(removed, '');
+    const define = (name: string, type: XsdComplexType) => {
+      if (types.has(name)) throw new Error(`derived type ${name} is in the facts already`);
+      types.set(name, type);
+      return name;
+    };
+
+    const properties = operation.request as Readonly<Record<string, JsonSchema>>;
+    const siblingRequest = types.get(sibling.request.child.type)!;
+    const requestType = define(renamed(sibling.request.child.type), {
+      ...siblingRequest,
+      content: mapElements(siblingRequest.content!, (element) => {
+        // The envelope is the same on every operation: its credentials choice is the sibling's own.
+        if (
+          element.name === VERSION_ELEMENT ||
+          element.name === 'DeviceInformation' ||
+          element.name in envelopeProperties
+        )
+          return element;
+        const schema = properties[element.name];
+        if (!schema) return undefined;
+        const wanted = jsonPropertiesOf(schema);
+        const carried = elementNames(element.type);
+        return wanted.every((p) => carried.has(p)) ? element : { ...element, type: typeCarrying(service, wanted) };
+      }),
+    });
+
+    const response = json.resolve(operation.response as JsonSchema);
+    const listName = Object.keys(response.properties ?? {}).find((name) => {
+      const property = response.properties![name]!;
+      return jsonPropertiesOf(property).includes('hasReachedMaximumListSize');
+    });
+    const siblingResponse = types.get(sibling.response.child.type)!;
+    const responseChild = listName
+      ? {
+          ...sibling.response.child,
+          name: 'SingleResponse',
+          type: define(renamed(sibling.response.child.type), {
+            attributes: siblingResponse.attributes,
+            content: {
+              kind: 'sequence',
+              minOccurs: 1,
+              maxOccurs: 1,
+              particles: [
+                {
+                  kind: 'element',
+                  name: listName,
+                  type: typeCarrying(service, jsonPropertiesOf(response.properties![listName])),
+                  minOccurs: 0,
+                  maxOccurs: 1,
+                  nillable: false,
+                },
+                // The sibling's optional Version_1 group closes the response as in every type.
+                ...siblingResponse.content!.particles.filter((p) => p.kind === 'sequence'),
+              ],
+            },
+          }),
+        }
+      : sibling.response.child;
+
+    return {
+      ...sibling,
+      name: operation.name,
+      soapAction: `${symxchangeService(service).targetNamespace}/${operation.name}`,
+      coregateFamilies: [operation.family],
+      siblingOf: [],
+      request: { element: `${alias}:${operation.name}`, child: { ...sibling.request.child, type: requestType } },
+      response: { element: `${alias}:${operation.name}Response`, child: responseChild },
+      derivedFrom: sibling.name,
+    };
+  }
+
+  const wires = new Map<CodecOperation, WireOperation>();
+  for (const operation of operations) {
+    if (!SERVICES.includes(operation.service as SymxServiceName)) continue;
+    const own = symxchangeOperation(operation.service, operation.name);
+    if (own) {
+      wires.set(operation, own);
+      continue;
+    }
+    const sibling = symxchangeOperations(operation.service as SymxServiceName).find((op) =>
+      op.siblingOf.includes(operation.name),
+    );
+    if (!sibling) throw new Error(`${operation.service}/${operation.name} has neither a SOAP operation nor a sibling`);
+    wires.set(operation, derive(operation, sibling));
+  }
+
+  return {
+    wireOperation(operation) {
+      const wire = wires.get(operation);
+      if (!wire) throw new Error(`${operation.service}/${operation.name} has no SymXchange operation`);
+      return wire;
+    },
+    carries: (operation) => wires.has(operation),
+    endpoint(service, family) {
+      return [...wires]
+        .filter(([operation]) => operation.service === service && operation.family === family)
+        .map(([operation, wire]) => ({ operation, wire }));
+    },
+    complexType(name) {
+      const type = types.get(name);
+      if (!type) throw new Error(`complex type ${name} is not in the SymXchange mapping`);
+      return type;
+    },
+    isComplexType: (name) => types.has(name),
+  };
+}
