@@ -66,6 +66,7 @@ async function loadFixtures(h: Harness): Promise<void> {
       FieldName: n === 2 ? 'Value' : 'Description',
       RecordName: 'Collateral',
       NewMoney: n * 10,
+      PostDate: `2024-0${n}-15`,
     })),
   );
   await insert(
@@ -325,6 +326,34 @@ for (const backend of BACKENDS) {
           SelectableFields: { CollateralCollHoldFields: { Locator: true } },
         });
         assert.deepEqual(body.CollateralCollHold, [{ Locator: 2 }, { Locator: 3 }]);
+      });
+
+      test("file-maintenance history takes the core's StartPostDate and EndPostDate beside Query, in every filter", async () => {
+        const sequences = (records: { SequenceNumber: number }[]) => records.map((r) => r.SequenceNumber);
+        const selection = { CollateralFmHistoryFields: { SequenceNumber: true } };
+        const listed = await ok('searchCollateralFmHistorySelectFields', {
+          CollateralNumber: COLLATERAL,
+          SelectableFields: selection,
+          SearchFilter: { StartPostDate: '2024-02-01', EndPostDate: '2024-03-31', Query: "FieldName = 'Description'" },
+        });
+        assert.deepEqual(sequences(listed.CollateralFmHistoryList.CollateralFmHistory), [3]);
+        const paged = await ok('searchCollateralFmHistoryPagedSelectFields', {
+          CollateralNumber: COLLATERAL,
+          SelectableFields: selection,
+          EndPostDate: '2024-02-15',
+        });
+        assert.deepEqual(sequences(paged.CollateralFmHistory), [1, 2]);
+        const tree = await ok('getCollateralSelectFieldsFilterChildren', {
+          CollateralNumber: COLLATERAL,
+          SelectableFields: { CollateralFields: {}, CollateralFmHistorySelectableFields: selection },
+          ChildrenSearchFilter: { CollateralFmHistoryFilter: { StartPostDate: '2024-02-15' } },
+        });
+        assert.deepEqual(sequences(tree.Collateral.CollateralFmHistoryList.CollateralFmHistory), [2, 3]);
+        const bad = await call('searchCollateralFmHistorySelectFields', {
+          CollateralNumber: COLLATERAL,
+          SearchFilter: { StartPostDate: '2024-02-30' },
+        });
+        assert.equal(bad.statusCode, 400);
       });
 
       test('ChildrenSearchFilter filters each child list, down to document tracking', async () => {

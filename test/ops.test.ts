@@ -24,9 +24,9 @@ describe('ops and docs endpoints', () => {
     assert.deepEqual((await get('/ready')).json(), { status: 'ready' });
   });
 
-  test('/operations lists every operation with its path and scope', async () => {
+  test('/operations lists every operation with its path and scope, and its SOAP endpoint and action beside', async () => {
     const { operations } = (await get('/operations')).json() as {
-      operations: { name: string; path: string; scope: string }[];
+      operations: { name: string; family: string; path: string; scope: string; soap?: unknown }[];
     };
     assert.equal(operations.length, OPERATIONS.length);
     assert.deepEqual(
@@ -39,8 +39,17 @@ describe('ops and docs endpoints', () => {
         path: '/gw/627/persistent/findby/findByMICR',
         scope: 'findby',
         summary: 'Account and share of a MICR number and draft',
+        soap: {
+          endpoint: '/SymXchange/findby',
+          action: 'http://www.symxchange.generated.symitar.com/noncrud/findby/findByMICR',
+        },
       },
     );
+    assert.deepEqual(operations.find((o) => o.name === 'updateShareHoldByID' && o.family === 'P2')?.soap, {
+      endpoint: '/SymXchange/2022.01/account',
+      action: 'http://www.symxchange.generated.symitar.com/crud/account/updateShareHoldByID',
+    });
+    assert.equal(operations.find((o) => o.name === 'logon')?.soap, undefined, 'logon has no SOAP operation');
   });
 
   test('/openapi.json is OpenAPI 3.1 with every operation, its request and response schemas and the bearer scheme', async () => {

@@ -26,8 +26,10 @@ import {
   symxchangeService,
   type XsdElement,
 } from '../src/catalog/symxchange/index.js';
+import { envelopeProperties } from '../src/contract/envelope.js';
 import { COLLATERAL_RECORDS } from '../src/operations/collateral.js';
-import { OPERATIONS } from '../src/operations/index.js';
+import { OPERATIONS, SHARED_SCHEMAS } from '../src/operations/index.js';
+import { createSymxMapping } from '../src/symxchange/mapping.js';
 import { SHARE_UPDATE_RECORDS } from '../src/operations/share-update.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -275,4 +277,138 @@ describe('the generated module', () => {
       }
     },
   );
+});
+
+/**
+ * Where coregate's JSON request rules differ from the core's XSD facets, and why (docs/decisions.md,
+ * "SymXchange"): every other request value takes exactly its element's facets. Keys are element paths
+ * below the operation's `Request`.
+ */
+const REQUEST_RULES_NOT_THE_CORES: Readonly<Record<string, string>> = {
+  // The spec: AccountNumber is 10 digits.
+  AccountNumber: 'spec: 10 digits',
+  'Credentials/AccountNumberCredentials/AccountNumber': 'spec: 10 digits',
+  // The spec requires each lookup key, so an empty one is refused; the XSDs allow empty strings.
+  CardNumber: 'spec: required, so at least 1',
+  HomeBankingUserName: 'spec: required, so at least 1',
+  MICR: 'spec: required, so at least 1',
+  Draft: 'spec: required, so at least 1',
+  LookupNumber: 'spec: required, so at least 1',
+  // Keys that name the record a request reads or updates.
+  CollateralNumber: 'names the record: at least 1',
+  ShareId: 'names the record: at least 1',
+  // DESIGN: a repeating field's selector is true, false, or the EntryIds to return (1 and up).
+  'SelectableFields/CorpTransferFields/Memo': 'DESIGN: true, false or EntryIds',
+  // coregate's query language, checked before a query costs the core a call (every filter's Query).
+  '*/Query': "coregate's query language: at most 2,000 characters",
+};
+
+/** The decision about a path: its own, or one about every path ending in the same element (a Query). */
+const decisionAbout = (path: string) =>
+  REQUEST_RULES_NOT_THE_CORES[path] ?? REQUEST_RULES_NOT_THE_CORES[`*/${path.split('/').pop()}`];
+
+describe("request fields take the core's rules", () => {
+  const mapping = createSymxMapping(OPERATIONS, SHARED_SCHEMAS);
+  const shared = new Map((SHARED_SCHEMAS as readonly { $id?: string }[]).map((s) => [s.$id, s as JsonRule]));
+  interface JsonRule {
+    readonly $ref?: string;
+    readonly type?: string | readonly string[];
+    readonly properties?: Readonly<Record<string, JsonRule>>;
+    readonly anyOf?: readonly JsonRule[];
+    readonly items?: JsonRule;
+    readonly minLength?: number;
+    readonly maxLength?: number;
+    readonly minimum?: number;
+    readonly maximum?: number;
+    readonly pattern?: string;
+    readonly format?: string;
+  }
+  const resolve = (schema: JsonRule): JsonRule => (schema.$ref ? resolve(shared.get(schema.$ref)!) : schema);
+  const scalar = (schema: JsonRule): JsonRule => {
+    const resolved = resolve(schema);
+    const alternatives = resolved.anyOf ?? [resolved];
+    return alternatives.map(resolve).find((alt) => alt.type !== 'null' && alt.type !== 'object') ?? resolved;
+  };
+  /** A string's length bounds, from its lengths or a pattern's `{m,n}`. */
+  const lengths = (schema: JsonRule) => {
+    const counted = /\{(\d+)(?:,(\d+))?\}\$$/.exec(schema.pattern ?? '');
+    return {
+      min: schema.minLength ?? (counted ? Number(counted[1]) : 0),
+      max: schema.maxLength ?? (counted ? Number(counted[2] ?? counted[1]) : undefined),
+    };
+  };
+
+  /** Element path → what differs, for every scalar request value whose JSON rule is not its facets. */
+  function differences(): Map<string, string> {
+    const found = new Map<string, string>();
+    const walk = (typeName: string, schema: JsonRule, path: string) => {
+      const object = resolve(schema);
+      const properties = (object.anyOf?.map(resolve).find((a) => a.properties) ?? object).properties ?? {};
+      const elements = mapping.isComplexType(typeName) ? collect(typeName) : [];
+      for (const element of elements) {
+        const property = properties[element.name];
+        if (!property) continue;
+        const at = path ? `${path}/${element.name}` : element.name;
+        if (mapping.isComplexType(element.type)) {
+          const items = resolve(property).items;
+          walk(element.type, items ?? property, at);
+          continue;
+        }
+        const json = scalar(property);
+        const facets = element.restrictions ?? {};
+        const issues: string[] = [];
+        if (element.type === 'xsd:string') {
+          const { min, max } = lengths(json);
+          const xsdMin = facets.length ?? facets.minLength ?? 0;
+          const xsdMax = facets.length ?? facets.maxLength;
+          if (json.type === 'string' && (min !== xsdMin || max !== xsdMax))
+            issues.push(`length ${min}..${max ?? '∞'} vs ${xsdMin}..${xsdMax ?? '∞'}`);
+        } else if (element.type === 'xsd:short' || element.type === 'xsd:int') {
+          const range = XSD_INTEGER_RANGES[element.type]!;
+          const xsdMin = facets.minInclusive ?? range.minimum;
+          const xsdMax = facets.maxInclusive ?? range.maximum;
+          if (json.minimum !== xsdMin || json.maximum !== xsdMax)
+            issues.push(`range ${json.minimum}..${json.maximum} vs ${xsdMin}..${xsdMax}`);
+        } else if (element.type === 'xsd:date' && json.format !== 'date') issues.push('not a date');
+        if (issues.length > 0) found.set(at, issues.join('; '));
+      }
+    };
+    const collect = (typeName: string): XsdElement[] => {
+      const out: XsdElement[] = [];
+      const type = mapping.complexType(typeName);
+      if (type.base) out.push(...collect(type.base));
+      const visit = (particles: readonly unknown[]) =>
+        particles.forEach((p) => {
+          const particle = p as XsdElement & { kind: string; particles?: readonly unknown[] };
+          if (particle.kind === 'element') out.push(particle);
+          else if (particle.particles) visit(particle.particles);
+        });
+      visit(type.content?.particles ?? []);
+      return out;
+    };
+    for (const op of CORE_OPERATIONS) {
+      const wire = mapping.wireOperation(op);
+      const body = { type: 'object', properties: { ...envelopeProperties, ...op.request } } as unknown as JsonRule;
+      // The wire's names: P2's UpdatableFields is the wire's Fields, a paged search's Query is in SearchFilter.
+      const renamed = Object.fromEntries(
+        Object.entries(body.properties!).map(([name, schema]) => [name.replace(/UpdatableFields$/, 'Fields'), schema]),
+      );
+      if ('Query' in renamed && !('SearchFilter' in renamed))
+        renamed.SearchFilter = { properties: { Query: renamed.Query! } };
+      walk(wire.request.child.type, { properties: renamed }, '');
+    }
+    return found;
+  }
+
+  test("every request value takes its element's facets, but where a decision says otherwise", () => {
+    const found = differences();
+    const unrecorded = [...found].filter(([path]) => !decisionAbout(path));
+    assert.deepEqual(unrecorded, [], "request rules that are not the core's and no recorded decision");
+    for (const path of Object.keys(REQUEST_RULES_NOT_THE_CORES)) {
+      const matches = path.startsWith('*/')
+        ? [...found.keys()].some((p) => p.endsWith(path.slice(1)))
+        : found.has(path);
+      assert.ok(matches, `${path} now takes the core's facets: unlist it`);
+    }
+  });
 });

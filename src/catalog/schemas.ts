@@ -6,6 +6,7 @@
 import { Type, type TSchema } from 'typebox';
 import { INT4_MAX, INT4_MIN, type Family, type FieldDef, type FieldKind } from './fields.js';
 import { SHORT_MAX, SHORT_MIN } from './core-fields.js';
+import { filterBounds } from './filters.js';
 import { RECORDS, type RecordDef } from './records.js';
 import { elementsOf, recordElements, type XsdElement } from './symxchange/index.js';
 
@@ -124,8 +125,28 @@ export const QuerySchema = Type.String({
 });
 
 /**
- * `<X>ChildrenFilter`: one `<Child>Filter` per child record, each with a `Query` and, where the child has
- * children of its own, a nested `<Child>ChildrenFilter` (spec: ChildrenSearchFilter).
+ * The date bounds a record's filters take besides `Query` (filters.ts: the core's StartPostDate and
+ * EndPostDate of file-maintenance history), as optional filter properties.
+ * @example filterBoundProperties(recordDef('CollateralFmHistory')) // { StartPostDate: …, EndPostDate: … }
+ */
+export function filterBoundProperties(record: RecordDef): Record<string, TSchema> {
+  return Object.fromEntries(
+    filterBounds(record).map((bound) => [
+      bound.name,
+      Type.Optional(
+        Type.String({
+          ...DATE_VALUE,
+          description: `${bound.field.name} ${bound.bound === 'start' ? 'on or after' : 'on or before'} this date`,
+        }),
+      ),
+    ]),
+  );
+}
+
+/**
+ * `<X>ChildrenFilter`: one `<Child>Filter` per child record, each with a `Query` (and the child's date
+ * bounds) and, where the child has children of its own, a nested `<Child>ChildrenFilter` (spec:
+ * ChildrenSearchFilter).
  */
 export function childrenFilterSchema(record: RecordDef): TSchema {
   return Type.Object(
@@ -136,6 +157,7 @@ export function childrenFilterSchema(record: RecordDef): TSchema {
           Type.Object(
             {
               Query: Type.Optional(QuerySchema),
+              ...filterBoundProperties(child.record),
               ...(child.record.children.length > 0
                 ? {
                     [schemaIds.childrenFilter(child.record)]: Type.Optional(

@@ -22,7 +22,7 @@ import { withSafeErrorLogging } from './log-safety.js';
 import { openApiOptions } from './openapi.js';
 import { auditEvent, OperationPipeline } from './operation-pipeline.js';
 import { registerOperationRoutes } from './operation-routes.js';
-import { registerSoapRoutes } from './soap-routes.js';
+import { registerSoapRoutes, soapEndpoints } from './soap-routes.js';
 import { createSymxCodec } from '../symxchange/codec.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { Problem } from '../contract/problems.js';
@@ -183,7 +183,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerOperationRoutes(app, { operations: OPERATIONS, authenticator, pipeline });
   const codec = createSymxCodec({ operations: OPERATIONS, schemas: SHARED_SCHEMAS });
   registerSoapRoutes(app, { config, codec, authenticator, pipeline });
-  registerOpsRoutes(app, { db, operations: OPERATIONS });
+  const soapPaths = new Map(soapEndpoints(codec).map((e) => [`${e.service}|${e.family}`, e.path]));
+  registerOpsRoutes(app, {
+    db,
+    operations: OPERATIONS,
+    soapOf: (operation) =>
+      codec.mapping.carries(operation)
+        ? {
+            endpoint: soapPaths.get(`${operation.service}|${operation.family}`)!,
+            action: codec.mapping.wireOperation(operation).soapAction,
+          }
+        : undefined,
+  });
   registerMaintenance(app, { db, config });
   return app;
 }

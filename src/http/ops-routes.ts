@@ -8,10 +8,14 @@ import { operationPath } from '../operations/types.js';
 import { ping, type Db } from '../store/database.js';
 import { databaseUnavailable } from '../contract/problems.js';
 
-export function registerOpsRoutes(
-  app: FastifyInstance,
-  options: { db: Db; operations: readonly AnyOperation[] },
-): void {
+export interface OpsRoutesOptions {
+  readonly db: Db;
+  readonly operations: readonly AnyOperation[];
+  /** Where each operation is on the SymXchange SOAP face, when it is there. */
+  readonly soapOf: (operation: AnyOperation) => { readonly endpoint: string; readonly action: string } | undefined;
+}
+
+export function registerOpsRoutes(app: FastifyInstance, options: OpsRoutesOptions): void {
   const hide = { hide: true };
   const Status = Type.Object({ status: Type.String() });
 
@@ -34,6 +38,7 @@ export function registerOpsRoutes(
     path: operationPath(operation),
     scope: operation.scope,
     summary: operation.summary,
+    soap: options.soapOf(operation),
   }));
   app.get('/operations', { schema: hide }, async () => ({ operations: operationList }));
 

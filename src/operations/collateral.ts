@@ -4,15 +4,22 @@
  * Collateral → CollHold, Document → DocumentTracking, FmHistory, Tracking.
  */
 import { Type, type TOptional, type TSchema, type TUnsafe } from 'typebox';
-import { INT4_MAX, INT4_MIN, recordDef, type RecordDef } from '../catalog/index.js';
-import { QuerySchema, schemaIds } from '../catalog/schemas.js';
+import { filterBounds, INT4_MAX, INT4_MIN, recordDef, type RecordDef } from '../catalog/index.js';
+import { filterBoundProperties, QuerySchema, schemaIds } from '../catalog/schemas.js';
 import { recordNotFound } from '../contract/problems.js';
 import type { Secrets } from '../crypto/secrets.js';
 import { recordTree } from '../store/record-tree.js';
 import type { Row } from '../store/records.js';
 import { TEXT_PATTERN } from '../contract/envelope.js';
 import { PagingTokens, PagingRequestContextSchema, type PagingRequest, type PagingScope } from './paging.js';
-import { compileFilter, selectedPlan, type ChildrenFilter, type ReadPlan, type SelectableFields } from './read-plan.js';
+import {
+  compileFilter,
+  selectedPlan,
+  type ChildrenFilter,
+  type ReadPlan,
+  type RecordFilter,
+  type SelectableFields,
+} from './read-plan.js';
 import { defineOperation, STAFF_CREDENTIALS, type OperationContext, type RequestBody } from './types.js';
 
 interface Kind {
@@ -174,6 +181,7 @@ function requestSchema(record: RecordDef, kind: Kind): CollateralRequest {
             Type.Object(
               {
                 Query: Type.Optional(QuerySchema),
+                ...filterBoundProperties(record),
                 ...(record.children.length > 0
                   ? { [schemaIds.childrenFilter(record)]: Type.Optional(Type.Ref(schemaIds.childrenFilter(record))) }
                   : {}),
@@ -184,7 +192,8 @@ function requestSchema(record: RecordDef, kind: Kind): CollateralRequest {
         }
       : {}),
     ...(kind.shape === 'paged' ? { PagingRequestContext: Type.Optional(Type.Ref('PagingRequestContext')) } : {}),
-    ...(kind.query ? { Query: Type.Optional(QuerySchema) } : {}),
+    // Spec: the paged searches take their Query at the top level; the record's date bounds sit beside it.
+    ...(kind.query ? { Query: Type.Optional(QuerySchema), ...filterBoundProperties(record) } : {}),
   } as Record<string, TSchema> as CollateralRequest;
 }
 
@@ -205,9 +214,22 @@ function responseSchema(record: RecordDef, kind: Kind): TSchema {
   return Type.Object(body, { additionalProperties: false });
 }
 
+/**
+ * The filter of the listed records: a paged search's top-level Query and date bounds, or a search's
+ * SearchFilter. The bounds' names come from the catalog at run time, so the body is read as a record.
+ */
+function recordFilter(record: RecordDef, kind: Kind, body: CollateralBody): RecordFilter | undefined {
+  if (kind.searchFilter) return body.SearchFilter;
+  if (!kind.query) return undefined;
+  const properties = body as unknown as Readonly<Record<string, unknown>>;
+  return Object.fromEntries(
+    ['Query', ...filterBounds(record).map((bound) => bound.name)].flatMap((name) =>
+      properties[name] === undefined ? [] : [[name, properties[name]]],
+    ),
+  );
+}
+
 function readPlan(record: RecordDef, kind: Kind, body: CollateralBody): ReadPlan {
-  const query = kind.query ? body.Query : kind.searchFilter ? body.SearchFilter?.Query : undefined;
-  const queryPointer = kind.query ? '/Query' : '/SearchFilter/Query';
   const childrenFilter = kind.filtersChildren
     ? body.ChildrenSearchFilter
     : (body.SearchFilter?.[schemaIds.childrenFilter(record)] as ChildrenFilter | undefined);
@@ -219,7 +241,7 @@ function readPlan(record: RecordDef, kind: Kind, body: CollateralBody): ReadPlan
     kind.selects ? body.SelectableFields : undefined,
     childrenFilter,
     { selection: '/SelectableFields', filter: filterPointer },
-    compileFilter(query, record, queryPointer),
+    compileFilter(recordFilter(record, kind, body), record, kind.query ? '' : '/SearchFilter'),
   );
 }
 
@@ -254,7 +276,7 @@ async function handle(name: string, record: RecordDef, kind: Kind, context: Oper
   const scope: PagingScope = {
     operation: name,
     parentKey: Object.values(key) as (string | number)[],
-    filter: kind.query ? (body.Query ?? '') : '',
+    filter: kind.query ? (recordFilter(record, kind, body) ?? {}) : {},
     selection: body.SelectableFields ?? null,
   };
   const tokens = tokensOf(context.secrets);

@@ -42,7 +42,7 @@ export interface PagingRequest {
 export interface PagingScope {
   readonly operation: string;
   readonly parentKey: readonly (string | number)[];
-  readonly filter: string;
+  readonly filter: unknown;
   readonly selection: unknown;
 }
 

@@ -3,11 +3,11 @@
  * executes): the selected fields, the filter of each child list, and the nested child lists. Built from
  * `SelectableFields` and the search filters.
  */
-import type { RawBuilder } from 'kysely';
-import type { RecordDef } from '../catalog/index.js';
+import { sql, type RawBuilder } from 'kysely';
+import { filterBounds, type RecordDef } from '../catalog/index.js';
 import { childRecords, schemaIds } from '../catalog/schemas.js';
 import { Problem } from '../contract/problems.js';
-import { compileQuery, QueryError } from '../query/index.js';
+import { compileBounds, compileQuery, QueryError } from '../query/index.js';
 import type { ReadPlan } from '../store/record-tree.js';
 import { resolveSelection, type SelectorFlags } from './selection.js';
 
@@ -17,26 +17,35 @@ export type { ReadPlan } from '../store/record-tree.js';
 export interface SelectableFields {
   readonly [name: string]: boolean | SelectorFlags | SelectableFields | undefined;
 }
-/** A `<X>ChildrenFilter` object: `<Child>Filter: {Query, <Child>ChildrenFilter}` per child. */
-export type ChildrenFilter = Readonly<Record<string, { Query?: string } & Readonly<Record<string, unknown>>>>;
+/** A filter of a record: a search `Query` and the record's date bounds (`StartPostDate`, …), each optional. */
+export type RecordFilter = { readonly Query?: string } & Readonly<Record<string, unknown>>;
+/** A `<X>ChildrenFilter` object: `<Child>Filter: {Query, <bounds>, <Child>ChildrenFilter}` per child. */
+export type ChildrenFilter = Readonly<Record<string, RecordFilter>>;
 
 /**
- * Compiles a search query for a record; a syntax or type error is 400 INVALID_QUERY naming the
- * property and the position (DESIGN).
+ * Compiles a record's filter: its search query AND its date bounds. A syntax or type error in the query
+ * is 400 INVALID_QUERY naming the property and the position (DESIGN).
  */
 export function compileFilter(
-  query: string | undefined,
+  filter: RecordFilter | undefined,
   record: RecordDef,
   pointer: string,
 ): RawBuilder<unknown> | undefined {
-  if (query === undefined) return undefined;
+  if (filter === undefined) return undefined;
+  let query: RawBuilder<unknown> | undefined;
   try {
-    return compileQuery(query, record);
+    query = filter.Query === undefined ? undefined : compileQuery(filter.Query, record);
   } catch (error) {
     if (!(error instanceof QueryError)) throw error;
     // The message ends with the 0-based position of the offending token.
-    throw new Problem(400, 'INVALID_QUERY', error.message, [{ pointer, detail: error.message }]);
+    throw new Problem(400, 'INVALID_QUERY', error.message, [{ pointer: `${pointer}/Query`, detail: error.message }]);
   }
+  const bounds = compileBounds(
+    filterBounds(record).flatMap((bound) =>
+      typeof filter[bound.name] === 'string' ? [{ ...bound, date: filter[bound.name] as string }] : [],
+    ),
+  );
+  return query && bounds ? sql`(${query} and ${bounds})` : (query ?? bounds);
 }
 
 /** Everything: every field and every child list, recursively (operations without SelectableFields). */
@@ -78,7 +87,7 @@ export function selectedPlan(
         selection: `${pointer.selection}/${selectorName}`,
         filter: `${pointer.filter}/${filterName}/${nestedFilterName}`,
       },
-      compileFilter(childFilter?.Query, child.record, `${pointer.filter}/${filterName}/Query`),
+      compileFilter(childFilter, child.record, `${pointer.filter}/${filterName}`),
     );
     return [{ list: child.list, plan }];
   });

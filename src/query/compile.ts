@@ -168,3 +168,26 @@ export function compileQuery(query: string, record: RecordDef): RawBuilder<unkno
   const tree = parseQuery(query);
   return tree && nodeSql(tree, record);
 }
+
+/** A date bound of a filter (catalog filters.ts) with the date the request gave. */
+export interface DateBound {
+  readonly field: FieldDef;
+  readonly bound: 'start' | 'end';
+  /** YYYY-MM-DD, a calendar date (checked by the request schema). */
+  readonly date: string;
+}
+
+/**
+ * The conditions of date bounds, AND-ed: on or after a start, on or before an end; undefined for none.
+ * @example compileBounds([{ field: postDate, bound: 'start', date: '2024-01-01' }]) // ("post_date" >= $1::date)
+ */
+export function compileBounds(bounds: readonly DateBound[]): RawBuilder<unknown> | undefined {
+  const conditions = bounds.map(
+    ({ field, bound, date }) =>
+      sql`(${sql.ref(field.column)} ${sql.raw(bound === 'start' ? '>=' : '<=')} ${date}::date)`,
+  );
+  return conditions.reduce<RawBuilder<unknown> | undefined>(
+    (all, condition) => (all ? sql`(${all} and ${condition})` : condition),
+    undefined,
+  );
+}

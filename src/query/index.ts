@@ -7,6 +7,6 @@
  * const condition = compileQuery("Amount > 100 AND EffectiveDate >= {date:'2024-01-01'}", recordDef('CollateralCollHold'));
  * const rows = await sql`select locator from collateral_coll_hold where ${condition ?? sql`true`}`.execute(db);
  */
-export { compileQuery } from './compile.js';
+export { compileBounds, compileQuery, type DateBound } from './compile.js';
 export { QUERY_LIMITS, QueryError, type ComparisonOperator, type Literal, type LiteralType } from './lexer.js';
 export { formatQuery, parseQuery, type Comparison, type QueryNode } from './parser.js';

@@ -1,9 +1,10 @@
 /**
  * A request that succeeds against the demo dataset, for any operation: its body (without `Credentials`)
- * built from the demo examples by the names of the properties the operation's request declares, so no
- * operation is listed here. The interactive reference shows them as examples; the SOAP face's and the
+ * built from the demo examples by the names of the properties the operation's request declares (an
+ * optional one without a demo value is left out), so no operation is listed here. The interactive reference shows them as examples; the SOAP face's and the
  * gateway's suites send them.
  */
+import { Type, type TSchema } from 'typebox';
 import { recordDef, SHARE_RECORD_NAMES, type ShareRecordName } from '../catalog/index.js';
 import { updatableFieldsName } from '../catalog/schemas.js';
 import type { DemoExamples } from './examples.js';
@@ -85,9 +86,9 @@ export function demoRequest(examples: DemoExamples, operation: RequestedOperatio
     ChildrenSearchFilter: {},
   };
   const body: Record<string, unknown> = {};
-  for (const name of Object.keys(operation.request)) {
-    if (!(name in values)) throw new Error(`no demo value for ${operation.name}.${name}`);
-    body[name] = values[name];
+  for (const [name, schema] of Object.entries(operation.request)) {
+    if (name in values) body[name] = values[name];
+    else if (!Type.IsOptional(schema as TSchema)) throw new Error(`no demo value for ${operation.name}.${name}`);
   }
   return body;
 }
