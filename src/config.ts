@@ -65,6 +65,40 @@ export interface Config {
    * body `Credentials` alone, as a real core on a private network takes them.
    */
   readonly soapAuth: 'token' | 'credentials';
+  /**
+   * Where answers come from: `store`, coregate's own records (the default); `symxchange`, a Symitar core
+   * reached over SymXchange (gateway mode, `symxchange` below).
+   */
+  readonly core: 'store' | 'symxchange';
+  /** The cores of gateway mode; undefined in store mode. */
+  readonly symxchange: SymxchangeSettings | undefined;
+}
+
+/** The Sym of the spec's paths (`/gw/627/...`): the one a store serves, and the default core's. */
+export const DEFAULT_SYM = 627;
+
+/** How the gateway reaches its SymXchange cores (COREGATE_SYMXCHANGE_*). */
+export interface SymxchangeSettings {
+  /** The core of each Sym the path may name (`/gw/<sym>/...`): `COREGATE_SYMXCHANGE_URL` is Sym 627's, `COREGATE_SYMXCHANGE_URL_<SYM>` another's. */
+  readonly urls: ReadonlyMap<number, URL>;
+  /** PEM files: the CA bundle the core's certificate must chain to, and the gateway's client certificate and key (mutual TLS). */
+  readonly caFile: string | undefined;
+  readonly certFile: string | undefined;
+  readonly keyFile: string | undefined;
+  readonly keyPassphrase: string | undefined;
+  /** The name the core's certificate must carry, when it is not the URL's host. */
+  readonly serverName: string | undefined;
+  /** `DeviceInformation` of every request: who the core sees calling. */
+  readonly deviceType: string;
+  readonly deviceNumber: number;
+  readonly connectTimeoutMs: number;
+  /** The whole answer must arrive within this time (504 CORE_TIMEOUT otherwise). */
+  readonly timeoutMs: number;
+  /** Keep-alive connections per core. */
+  readonly connections: number;
+  /** Failures in a row that open the circuit breaker, and how long it stays open before one call may try. */
+  readonly breakerFailures: number;
+  readonly breakerOpenMs: number;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -103,8 +137,57 @@ function credentialPolicy(env: NodeJS.ProcessEnv): Record<string, string[]> {
   return policy;
 }
 
+const SYM_URL_PREFIX = 'COREGATE_SYMXCHANGE_URL_';
+
+function coreUrl(name: string, raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`${name} must be an http:// or https:// URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new Error(`${name} must be an http:// or https:// URL, got "${raw}"`);
+  if (url.search || url.hash || url.username || url.password)
+    throw new Error(`${name} must hold no query, fragment or credentials, got "${raw}"`);
+  return url;
+}
+
+/** The gateway's settings; a missing URL or a bad value stops the start with a line naming the variable. */
+function symxchangeSettings(env: NodeJS.ProcessEnv): SymxchangeSettings {
+  const urls = new Map<number, URL>();
+  if (env.COREGATE_SYMXCHANGE_URL)
+    urls.set(DEFAULT_SYM, coreUrl('COREGATE_SYMXCHANGE_URL', env.COREGATE_SYMXCHANGE_URL));
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(SYM_URL_PREFIX) || !value) continue;
+    const sym = name.slice(SYM_URL_PREFIX.length);
+    if (!/^[0-9]{1,4}$/.test(sym)) throw new Error(`${name}: a Sym is a number of 1 to 4 digits, got "${sym}"`);
+    urls.set(Number(sym), coreUrl(name, value));
+  }
+  if (urls.size === 0)
+    throw new Error('COREGATE_CORE=symxchange needs COREGATE_SYMXCHANGE_URL (or COREGATE_SYMXCHANGE_URL_<SYM>)');
+  const deviceType = env.COREGATE_SYMXCHANGE_DEVICE_TYPE || 'COREGATE';
+  if (deviceType.length > 20) throw new Error(`COREGATE_SYMXCHANGE_DEVICE_TYPE must be at most 20 characters`);
+  return {
+    urls,
+    caFile: env.COREGATE_SYMXCHANGE_CA_FILE || undefined,
+    certFile: env.COREGATE_SYMXCHANGE_CERT_FILE || undefined,
+    keyFile: env.COREGATE_SYMXCHANGE_KEY_FILE || undefined,
+    keyPassphrase: env.COREGATE_SYMXCHANGE_KEY_PASSPHRASE || undefined,
+    serverName: env.COREGATE_SYMXCHANGE_SERVERNAME || undefined,
+    deviceType,
+    deviceNumber: integer(env, 'COREGATE_SYMXCHANGE_DEVICE_NUMBER', 0, -32768, 32767),
+    connectTimeoutMs: integer(env, 'COREGATE_SYMXCHANGE_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
+    timeoutMs: integer(env, 'COREGATE_SYMXCHANGE_TIMEOUT_MS', 15_000, 100, 3_600_000),
+    connections: integer(env, 'COREGATE_SYMXCHANGE_CONNECTIONS', 32, 1, 10_000),
+    breakerFailures: integer(env, 'COREGATE_SYMXCHANGE_BREAKER_FAILURES', 5, 1, 10_000),
+    breakerOpenMs: integer(env, 'COREGATE_SYMXCHANGE_BREAKER_OPEN_MS', 10_000, 100, 3_600_000),
+  };
+}
+
 /** @example loadConfig({ PORT: '9000' }).port // 9000 */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const core = oneOf(env, 'COREGATE_CORE', ['store', 'symxchange'], 'store');
   return {
     port: integer(env, 'PORT', 8627, 0, 65535),
     host: env.HOST || '127.0.0.1',
@@ -138,5 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idempotencyRetentionHours: integer(env, 'COREGATE_IDEMPOTENCY_RETENTION_HOURS', 24, 1, 24 * 365),
     checkResponses: boolean(env, 'COREGATE_CHECK_RESPONSES', false),
     soapAuth: oneOf(env, 'COREGATE_SOAP_AUTH', ['token', 'credentials'], 'token'),
+    core,
+    symxchange: core === 'symxchange' ? symxchangeSettings(env) : undefined,
   };
 }

@@ -78,14 +78,22 @@ function special(op: AnyOperation) {
 /** JSON values through JSON text, as a request body arrives (no undefined properties). */
 const asJson = (value: unknown) => JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
 
-/** What the wire cannot tell apart, made equal on both sides: an empty list is no element (absent). */
-function normalize(value: unknown): unknown {
+/**
+ * What the wire cannot tell apart, made equal on both sides: an empty list is no element (absent), and a
+ * repeating field's selector `false` is no selector and `true` every entry id (1 and 2 for Memo), as the
+ * store reads them alike.
+ */
+function normalize(value: unknown, key?: string): unknown {
   if (Array.isArray(value)) return value.map((item) => normalize(item));
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
   for (const [name, item] of Object.entries(value)) {
     if (Array.isArray(item) && item.length === 0) continue;
-    out[name] = normalize(item);
+    if (key === 'CorpTransferFields' && name === 'Memo' && typeof item === 'boolean') {
+      if (item) out[name] = [1, 2];
+      continue;
+    }
+    out[name] = normalize(item, name);
   }
   return out;
 }

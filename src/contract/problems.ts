@@ -19,6 +19,12 @@ export type ProblemCode =
   | 'RATE_LIMITED'
   | 'IDEMPOTENCY_KEY_REUSED'
   | 'UNAVAILABLE'
+  | 'CORE_UNAVAILABLE'
+  | 'CORE_TIMEOUT'
+  | 'CORE_BAD_RESPONSE'
+  | 'CORE_ERROR'
+  | 'CORE_CREDENTIALS_REJECTED'
+  | 'STORE_ONLY'
   | 'INTERNAL';
 
 export interface PropertyError {
@@ -42,8 +48,22 @@ const TITLES: Record<ProblemCode, string> = {
   RATE_LIMITED: 'Too many requests',
   IDEMPOTENCY_KEY_REUSED: 'The idempotency key was used for another request',
   UNAVAILABLE: 'The service is unavailable',
+  CORE_UNAVAILABLE: 'The core is unavailable',
+  CORE_TIMEOUT: 'The core did not answer in time',
+  CORE_BAD_RESPONSE: 'The core answered something that is not SymXchange',
+  CORE_ERROR: 'The core refused the call',
+  CORE_CREDENTIALS_REJECTED: 'The core rejected the credentials',
+  STORE_ONLY: 'Not available in gateway mode',
   INTERNAL: 'Internal error',
 };
+
+/** What a core said when it refused a call (gateway mode): its SOAP fault, as the problem carries it. */
+export interface CoreFaultDetail {
+  readonly faultcode: string;
+  readonly faultstring: string;
+  /** The core's own error code, when its fault carries one. */
+  readonly code?: string;
+}
 
 export class Problem extends Error {
   constructor(
@@ -52,6 +72,8 @@ export class Problem extends Error {
     readonly detail: string,
     readonly errors?: readonly PropertyError[],
     readonly headers: Readonly<Record<string, string>> = {},
+    /** The core's fault, for CORE_ERROR and CORE_CREDENTIALS_REJECTED. */
+    readonly core?: CoreFaultDetail,
   ) {
     super(detail);
     this.name = 'Problem';
@@ -102,6 +124,12 @@ export const ProblemSchema = Type.Object(
     code: Type.String(),
     instance: Type.Optional(Type.String()),
     errors: Type.Optional(Type.Array(Type.Object({ pointer: Type.String(), detail: Type.String() }))),
+    core: Type.Optional(
+      Type.Object(
+        { faultcode: Type.String(), faultstring: Type.String(), code: Type.Optional(Type.String()) },
+        { description: "The core's SOAP fault (gateway mode)" },
+      ),
+    ),
   },
   { $id: 'Problem', description: 'RFC 9457 problem details with a stable `code`' },
 );
@@ -117,5 +145,6 @@ export function problemBody(problem: Problem, instance?: string): ProblemBody {
     code: problem.code,
     ...(instance ? { instance } : {}),
     ...(problem.errors ? { errors: [...problem.errors] } : {}),
+    ...(problem.core ? { core: problem.core } : {}),
   };
 }

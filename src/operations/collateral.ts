@@ -310,6 +310,7 @@ function collateralOperation(record: RecordDef, kindName: KindName) {
     request: requestSchema(record, kind),
     response: responseSchema(record, kind),
     collateralOf: (body) => body.CollateralNumber,
+    readPlan: (body) => readPlan(record, kind, body),
     handle: (context, body) => handle(name, record, kind, context, body),
   });
 }

@@ -6,7 +6,7 @@ import { isCalendarDate } from '../catalog/field-rules.js';
 import { INT4_MAX, INT4_MIN, recordDef } from '../catalog/index.js';
 import { schemaIds } from '../catalog/schemas.js';
 import { recordNotFound, validationFailed } from '../contract/problems.js';
-import { recordTree } from '../store/record-tree.js';
+import { recordTree, type ReadPlan } from '../store/record-tree.js';
 import { resolveSelection, type SelectorFlags } from './selection.js';
 import { defineOperation, STAFF_CREDENTIALS } from './types.js';
 
@@ -19,6 +19,15 @@ type SelectableFieldsOf<Name extends string> = { readonly [K in `IncludeAll${Nam
   readonly [K in `${Name}Fields`]?: SelectorFlags;
 };
 const SelectableFields = Type.Unsafe<SelectableFieldsOf<'CorpTransfer'>>(Type.Ref(schemaIds.selectable(corpTransfer)));
+
+/** The fields returned: without SelectableFields the whole record (docs/decisions.md), the key pair always. */
+function planOf(selectable: SelectableFieldsOf<'CorpTransfer'> | undefined): ReadPlan {
+  const includeAll = selectable === undefined || selectable.IncludeAllCorpTransferFields;
+  return {
+    record: corpTransfer,
+    ...resolveSelection(corpTransfer, includeAll, selectable?.CorpTransferFields, KEY_FIELDS),
+  };
+}
 
 export const getCorpTransferSelectFields = defineOperation({
   name: 'getCorpTransferSelectFields',
@@ -33,26 +42,18 @@ export const getCorpTransferSelectFields = defineOperation({
     SelectableFields: Type.Optional(SelectableFields),
   },
   response: Type.Object({ CorpTransfer: Type.Ref('CorpTransfer') }, { additionalProperties: false }),
+  readPlan: (body) => planOf(body.SelectableFields),
   async handle({ db }, body) {
-    const selectable = body.SelectableFields;
-    // Without SelectableFields the whole record is returned (docs/decisions.md).
-    const selection = resolveSelection(
-      corpTransfer,
-      selectable === undefined || selectable.IncludeAllCorpTransferFields,
-      selectable?.CorpTransferFields,
-      KEY_FIELDS,
-    );
     // The date format admits year 0000, which PostgreSQL cannot hold: say so instead of failing in SQL.
     if (!isCalendarDate(body.CorpTransferGlobalSequenceDate)) {
       throw validationFailed([
         { pointer: '/CorpTransferGlobalSequenceDate', detail: 'must be a calendar date from 0001-01-01 to 9999-12-31' },
       ]);
     }
-    const found = await recordTree.read(
-      db,
-      { record: corpTransfer, ...selection },
-      { global_sequence_date: body.CorpTransferGlobalSequenceDate, global_sequence: body.CorpTransferGlobalSequence },
-    );
+    const found = await recordTree.read(db, planOf(body.SelectableFields), {
+      global_sequence_date: body.CorpTransferGlobalSequenceDate,
+      global_sequence: body.CorpTransferGlobalSequence,
+    });
     if (!found) {
       throw recordNotFound(
         `No corporate transfer ${body.CorpTransferGlobalSequenceDate}/${body.CorpTransferGlobalSequence}`,

@@ -10,6 +10,7 @@ import type { CredentialIdentity } from '../security/authenticator.js';
 import type { Secrets } from '../crypto/secrets.js';
 import type { Scope } from '../contract/scopes.js';
 import type { Db } from '../store/database.js';
+import type { ReadPlan } from '../store/record-tree.js';
 import { MEMBER_CREDENTIAL_KINDS, type CredentialKind, type CredentialsBody } from '../contract/envelope.js';
 
 export type Service = 'findby' | 'corptransfer' | 'account' | 'collateral' | 'usermanagement';
@@ -58,6 +59,12 @@ export interface Operation<Request extends TProperties = TProperties, Response e
   auditAccounts?(result: Static<Response>): readonly string[];
   /** A write runs in one transaction (context.db is that transaction) and honours `Idempotency-Key`. */
   readonly writes?: boolean;
+  /**
+   * For a read: what its answer holds of each record (the selected fields, the child lists and their own
+   * plans), as the store answers it. A gateway shapes a core's answer by it. Checks the request's queries
+   * (400 INVALID_QUERY) as the handler would.
+   */
+  readPlan?(body: RequestBody<Request>): ReadPlan;
   /** Body properties besides the envelope (`Credentials`, `nxAttributes`). */
   readonly request: Request;
   readonly response: Response;

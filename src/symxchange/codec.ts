@@ -138,8 +138,9 @@ function sameJson(a: unknown, b: unknown): boolean {
  * @example plainDecimal(1.5e-7) // '0.00000015'
  */
 export function plainDecimal(value: number): string {
-  if (Number.isInteger(value)) return BigInt(value).toString();
   const text = String(value);
+  if (!text.includes('e')) return text;
+  if (Number.isInteger(value)) return BigInt(value).toString();
   const match = /^(-?)(\d+)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
   if (!match) return text;
   const [, sign, whole, fraction = '', exponentText] = match;
@@ -163,8 +164,13 @@ function within<T>(name: string, step: () => T): T {
   try {
     return step();
   } catch (error) {
-    throw error instanceof SoapCodecError ? error.within(name) : error;
+    throw outOf(error, name);
   }
+}
+
+/** An error thrown below element `name`, with `name` added to its path (hot loops catch and call this). */
+function outOf(error: unknown, name: string): unknown {
+  return error instanceof SoapCodecError ? error.within(name) : error;
 }
 
 /** Elements of a type in document order with the choice group each belongs to (base type's first). */
@@ -191,13 +197,10 @@ type ContentDecoder = (element: XmlElement, scope: Scope) => unknown;
 
 /** Adds the namespace declarations an element carries to its parent's scope. */
 function withDeclarations(element: XmlElement, scope: Scope): Scope {
-  let next: Map<string, string> | undefined;
-  for (const name in element.attributes) {
-    if (name !== 'xmlns' && !name.startsWith('xmlns:')) continue;
-    next ??= new Map(scope);
-    next.set(name === 'xmlns' ? '' : name.slice(6), element.attributes[name]!);
-  }
-  return next ?? scope;
+  if (!element.declarations) return scope;
+  const next = new Map(scope);
+  for (const [prefix, uri] of element.declarations) next.set(prefix, uri);
+  return next;
 }
 
 /** Namespace URI and local name of a prefixed name ('' for no namespace). */
@@ -365,8 +368,7 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
       }
       if (isObject(value)) {
         if (!content) throw violation(`an object where ${type} is expected`);
-        const { attributes, body } = content(value);
-        return body === '' ? `<${name}${attributes}/>` : `<${name}${attributes}>${body}</${name}>`;
+        return content(name, value);
       }
       if (complex) throw violation(`a ${typeof value} where ${type} is expected`);
       return `<${name}>${escapeText(lexical(value, type))}</${name}>`;
@@ -379,7 +381,13 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
         if (value.length > maxOccurs)
           throw violation(`${value.length} entries where the XSD allows ${element.maxOccurs}`, name);
         let xml = '';
-        for (let i = 0; i < value.length; i++) xml += within(`${name}[${i}]`, () => item(value[i]));
+        for (let i = 0; i < value.length; i++) {
+          try {
+            xml += item(value[i]);
+          } catch (error) {
+            throw outOf(error, `${name}[${i}]`);
+          }
+        }
         return xml;
       }
       if (repeats && typeof value === 'boolean' && !complex) {
@@ -390,18 +398,16 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
         if (value) for (let id = 1; id <= maxOccurs; id++) xml += `<${name}>${id}</${name}>`;
         return xml;
       }
-      return within(name, () => one(value));
+      try {
+        return one(value);
+      } catch (error) {
+        throw outOf(error, name);
+      }
     };
   }
 
-  /** The encoder of a complex type's attributes and content from a JSON object. */
-  function contentEncoder(
-    schema: JsonSchema,
-    typeName: string,
-  ): (object: JsonObject) => {
-    attributes: string;
-    body: string;
-  } {
+  /** The encoder of an element of a complex type (its attributes and content) from a JSON object. */
+  function contentEncoder(schema: JsonSchema, typeName: string): (name: string, object: JsonObject) => string {
     const layout = layoutOf(typeName);
     const properties = schema.properties ?? {};
     const required = new Set(schema.required ?? []);
@@ -412,9 +418,8 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
     const slots = layout.slots.map(({ element, choice }) => {
       const propertySchema = properties[element.name];
       return {
-        element,
+        name: element.name,
         choice,
-        propertySchema,
         encode: propertySchema ? elementEncoder(element, propertySchema) : undefined,
         // A required JSON null is an absent element (absent ↔ null on decoding); Version_1 is the empty marker.
         nullIsAbsent:
@@ -432,12 +437,16 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
     );
     const credentials = typeName.endsWith('CredentialsChoice');
 
-    return (object) => {
+    /** Refuses a JSON property without an element or attribute (only looked for when the counts differ). */
+    const checkProperties = (object: JsonObject) => {
       for (const key in object) {
         if (object[key] === undefined || known.has(key)) continue;
         if (key === WILDCARD_PROPERTY && object[key] === null && layout.hasWildcard) continue;
         throw violation(`JSON property ${key} has no element or attribute in ${typeName}`, key);
       }
+    };
+
+    return (name, object) => {
       // A choice carries one alternative. The spec shows credential objects as empty objects, which count as
       // absent; two given alternatives are refused (the caller picks which one the core should get).
       let skipped: Set<string> | undefined;
@@ -453,22 +462,30 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
         for (const key of names) if (!present.includes(key)) (skipped ??= new Set()).add(key);
       }
       let written = '';
-      for (const { attribute, written: name } of attributes) {
+      let used = 0;
+      for (const { attribute, written: attributeWritten } of attributes) {
         const value = object[attribute.name];
         if (value === undefined) continue;
+        used += 1;
         const text = within(`@${attribute.name}`, () => lexical(value, attribute.type));
-        written += ` ${name}="${escapeAttribute(text)}"`;
+        written += ` ${attributeWritten}="${escapeAttribute(text)}"`;
       }
       let body = '';
       for (const slot of slots) {
-        const value = object[slot.element.name];
-        if (value === undefined || skipped?.has(slot.element.name)) continue;
-        if (!slot.encode) throw violation(`JSON property ${slot.element.name} has no schema`, slot.element.name);
+        const value = object[slot.name];
+        if (value === undefined) continue;
+        used += 1;
+        if (skipped?.has(slot.name)) continue;
+        if (!slot.encode) throw violation(`JSON property ${slot.name} has no schema`, slot.name);
         if (value === null && slot.nullIsAbsent) continue;
         if (slot.hasDefault && sameJson(value, slot.defaultValue)) continue;
         body += slot.encode(value);
       }
-      return { attributes: written, body };
+      // Every property with a value was an element or an attribute, unless the counts say otherwise.
+      let properties = 0;
+      for (const key in object) if (object[key] !== undefined) properties += 1;
+      if (properties !== used) checkProperties(object);
+      return body === '' ? `<${name}${written}/>` : `<${name}${written}>${body}</${name}>`;
     };
   }
 
@@ -499,13 +516,25 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
       return (occurrences, scope) => {
         if (occurrences.length === 1 && nullable && isNil(occurrences[0]!, withDeclarations(occurrences[0]!, scope)))
           return null;
-        return occurrences.map((occurrence, i) => within(`${element.name}[${i}]`, () => item(occurrence, scope)));
+        const values: unknown[] = [];
+        for (let i = 0; i < occurrences.length; i++) {
+          try {
+            values.push(item(occurrences[i]!, scope));
+          } catch (error) {
+            throw outOf(error, `${element.name}[${i}]`);
+          }
+        }
+        return values;
       };
     }
     return (occurrences, scope) => {
       if (occurrences.length > 1)
         throw violation(`${occurrences.length} occurrences where one is expected`, element.name);
-      return within(element.name, () => one(occurrences[0]!, scope));
+      try {
+        return one(occurrences[0]!, scope);
+      } catch (error) {
+        throw outOf(error, element.name);
+      }
     };
   }
 
@@ -547,21 +576,32 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
   function contentDecoder(schema: JsonSchema, typeName: string, lax: boolean): ContentDecoder {
     const layout = layoutOf(typeName);
     const properties = schema.properties ?? {};
-    const indexOf = new Map(layout.slots.map((slot, index) => [slot.element.name, index]));
-    const versionIndex = indexOf.get(VERSION_ELEMENT);
-    const decoders = new Map(
-      layout.slots.flatMap(({ element }) => {
+    /**
+     * Each slot by name: its position among the slots, and how its occurrences decode. A slot that occurs
+     * once (most) decodes as it is met; a repeated one collects its occurrences first.
+     */
+    interface SlotDecoder {
+      readonly index: number;
+      readonly name: string;
+      readonly once: boolean;
+      readonly decode?: OccurrencesDecoder;
+      readonly choice?: XsdGroup;
+    }
+    const slots = new Map<string, SlotDecoder>(
+      layout.slots.map(({ element, choice }, index) => {
         const propertySchema = properties[element.name];
-        return propertySchema ? [[element.name, occurrencesDecoder(element, propertySchema, lax)] as const] : [];
+        const decode = propertySchema ? occurrencesDecoder(element, propertySchema, lax) : undefined;
+        return [element.name, { index, name: element.name, once: element.maxOccurs === 1, decode, choice }];
       }),
     );
-    const attributeParsers = layout.attributes.flatMap((attribute) => {
+    const versionIndex = slots.get(VERSION_ELEMENT)?.index;
+    const attributeParsers = layout.attributes.map((attribute) => {
       const propertySchema = properties[attribute.name];
       const uri =
         attribute.qualified && attribute.namespace !== undefined
           ? qualifiedName(`${attribute.namespace}:x`).namespace
           : '';
-      return [{ attribute, uri, parse: propertySchema ? scalarParser(propertySchema, attribute.type) : undefined }];
+      return { attribute, uri, parse: propertySchema ? scalarParser(propertySchema, attribute.type) : undefined };
     });
     const missing = (schema.required ?? []).map((name) => {
       const propertySchema = json.resolve(properties[name]!);
@@ -573,6 +613,7 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
         nullable: json.allows(properties[name]!, 'null'),
       };
     });
+    const single: XmlElement[] = [];
 
     return (element, scope) => {
       const result: JsonObject = {};
@@ -592,33 +633,44 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
       if (element.text.trim() !== '') throw violation('character data in element-only content');
       // Elements are read in any order, as a non-validating (JAXB) core reads them: SOAP toolkits write a
       // request's elements in the order the caller gave them. coregate writes the XSD's order.
-      const groups = new Map<string, XmlElement[]>();
+      let repeated: Map<SlotDecoder, XmlElement[]> | undefined;
+      let chosen: Map<XsdGroup, string> | undefined;
       let pastVersion = false;
       for (const child of element.children) {
-        const { uri, local } = resolveName(child.name, withDeclarations(child, scope), false);
-        const index = uri === '' ? indexOf.get(local) : undefined;
-        if (index === undefined) {
+        const name = child.name;
+        const colon = name.indexOf(':');
+        const slot = colon === -1 && !scope.get('') && !child.declarations?.get('') ? slots.get(name) : undefined;
+        if (slot === undefined) {
+          const { uri, local } = resolveName(name, withDeclarations(child, scope), false);
           // What follows Version_1 is the xsd:any wildcard's: extensions of a newer core, skipped.
           if (pastVersion && layout.hasWildcard) continue;
           if (uri !== '')
-            throw violation('a namespace-qualified element where SymXchange elements are unqualified', child.name);
-          throw violation(`element ${local} is not in ${typeName}`, child.name);
+            throw violation('a namespace-qualified element where SymXchange elements are unqualified', name);
+          throw violation(`element ${local} is not in ${typeName}`, name);
         }
-        if (index === versionIndex) pastVersion = true;
-        const group = groups.get(local);
-        if (group) group.push(child);
-        else groups.set(local, [child]);
+        if (slot.index === versionIndex) pastVersion = true;
+        // A choice carries one alternative on the wire too (two credential kinds are refused, not merged).
+        if (slot.choice) {
+          const other = (chosen ??= new Map()).get(slot.choice);
+          if (other !== undefined && other !== slot.name)
+            throw violation(`${other} and ${slot.name} are alternatives of an xsd:choice`);
+          chosen.set(slot.choice, slot.name);
+        }
+        if (!slot.decode) {
+          if (slot.name !== VERSION_ELEMENT && !lax) throw violation(`element ${slot.name} has no JSON property`, name);
+          continue;
+        }
+        if (slot.once) {
+          if (result[slot.name] !== undefined) throw violation('2 occurrences where one is expected', slot.name);
+          single[0] = child;
+          result[slot.name] = slot.decode(single, scope);
+        } else {
+          const occurrences = (repeated ??= new Map()).get(slot);
+          if (occurrences) occurrences.push(child);
+          else repeated.set(slot, [child]);
+        }
       }
-      // A choice carries one alternative on the wire too (two credential kinds are refused, not merged).
-      for (const choice of layout.choices) {
-        const present = choice.particles.flatMap((p) => (p.kind === 'element' && groups.has(p.name) ? [p.name] : []));
-        if (present.length > 1) throw violation(`${present.join(' and ')} are alternatives of an xsd:choice`);
-      }
-      for (const [name, occurrences] of groups) {
-        const decode = decoders.get(name);
-        if (decode) result[name] = decode(occurrences, scope);
-        else if (name !== VERSION_ELEMENT && !lax) throw violation(`element ${name} has no JSON property`, name);
-      }
+      if (repeated) for (const [slot, occurrences] of repeated) result[slot.name] = slot.decode!(occurrences, scope);
       for (const property of missing) {
         if (result[property.name] !== undefined) continue;
         if (property.hasDefault) result[property.name] = property.defaultValue;

@@ -58,33 +58,29 @@ export const DEFAULT_XML_LIMITS: XmlLimits = { maxLength: 4 * 1024 * 1024, maxDe
 export interface XmlElement {
   readonly name: string;
   readonly attributes: Readonly<Record<string, string>>;
+  /** The namespaces the element declares (`xmlns:p` → `p`, `xmlns` → ''), when it declares any. */
+  readonly declarations?: ReadonlyMap<string, string>;
   readonly children: readonly XmlElement[];
   /** The element's character data, entities decoded; whitespace between child elements included. */
   readonly text: string;
 }
 
-/** XML 1.0's Char production. */
-function isXmlChar(code: number): boolean {
-  return (
-    code === 0x9 ||
-    code === 0xa ||
-    code === 0xd ||
-    (code >= 0x20 && code <= 0xd7ff) ||
-    (code >= 0xe000 && code <= 0xfffd) ||
-    (code >= 0x10000 && code <= 0x10ffff)
-  );
-}
+/** What XML 1.0's Char production leaves out: C0 controls but tab, LF, CR; U+FFFE, U+FFFF; lone surrogates. */
+// eslint-disable-next-line no-control-regex
+const NOT_XML_CHAR =
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** True when every code point of `text` may appear in an XML 1.0 document (no NUL, no lone surrogate). */
 export function isXmlText(text: string): boolean {
-  for (const char of text) if (!isXmlChar(char.codePointAt(0)!)) return false;
-  return true;
+  return !NOT_XML_CHAR.test(text);
 }
 
 /** Character data: markup characters escaped, and CR as a reference so that no parser normalises it away. */
 export function escapeText(text: string): string {
+  if (!MARKUP.test(text)) return text;
   return text.replace(/[&<>\r]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&#13;'));
 }
+const MARKUP = /[&<>\r]/;
 
 /** An attribute value in double quotes: also quotes and the whitespace attribute normalisation would change. */
 export function escapeAttribute(text: string): string {
@@ -102,6 +98,7 @@ export function parseXml(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): X
   interface Building {
     readonly name: string;
     readonly attributes: Record<string, string>;
+    readonly declarations?: ReadonlyMap<string, string>;
     readonly children: XmlElement[];
     text: string;
   }
@@ -118,7 +115,14 @@ export function parseXml(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): X
       throw new SoapCodecError('XML_TOO_MANY_ELEMENTS', `the document has more than ${limits.maxElements} elements`);
     if (open.length >= limits.maxDepth)
       throw new SoapCodecError('XML_TOO_DEEP', `elements nest deeper than ${limits.maxDepth}`);
-    const element: Building = { name: tag.name, attributes: tag.attributes, children: [], text: '' };
+    let declarations: Map<string, string> | undefined;
+    for (const name in tag.attributes) {
+      if (name === 'xmlns') (declarations ??= new Map()).set('', tag.attributes[name]!);
+      else if (name.startsWith('xmlns:')) (declarations ??= new Map()).set(name.slice(6), tag.attributes[name]!);
+    }
+    const element: Building = declarations
+      ? { name: tag.name, attributes: tag.attributes, declarations, children: [], text: '' }
+      : { name: tag.name, attributes: tag.attributes, children: [], text: '' };
     const parent = open[open.length - 1];
     if (parent) parent.children.push(element);
     else root = element;
