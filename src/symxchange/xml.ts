@@ -66,8 +66,8 @@ export interface XmlElement {
 }
 
 /** What XML 1.0's Char production leaves out: C0 controls but tab, LF, CR; U+FFFE, U+FFFF; lone surrogates. */
-// eslint-disable-next-line no-control-regex
 const NOT_XML_CHAR =
+  // eslint-disable-next-line no-control-regex
   /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** True when every code point of `text` may appear in an XML 1.0 document (no NUL, no lone surrogate). */
