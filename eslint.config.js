@@ -11,6 +11,7 @@ const FLOORS = [
   ['store', 'query'],
   ['security'],
   ['operations', 'seed', 'symxchange'],
+  ['core'],
   ['http', 'runtime'],
   ['cli'],
 ];

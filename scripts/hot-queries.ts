@@ -132,6 +132,8 @@ export const HOT_QUERIES: readonly HotQuery[] = [
           collateralNumber: null,
           status: 200,
           code: null,
+          coreLatencyMs: null,
+          coreOutcome: null,
         },
       ]),
   },

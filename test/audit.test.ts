@@ -32,6 +32,8 @@ const event = (requestId: string, overrides: Partial<AuditEvent> = {}): AuditEve
   collateralNumber: null,
   status: 200,
   code: null,
+  coreLatencyMs: null,
+  coreOutcome: null,
   ...overrides,
 });
 

@@ -264,10 +264,76 @@ describe('coregate token and user commands', () => {
   });
 
   test('every command answers --help', () => {
-    for (const command of ['serve', 'migrate', 'seed', 'token', 'user', 'admin-password', 'member', 'audit']) {
+    for (const command of ['serve', 'migrate', 'seed', 'token', 'user', 'admin-password', 'member', 'audit', 'core']) {
       const help = cli(dataDir, command, '--help');
       assert.equal(help.status, 0, command);
       assert.match(help.stdout, /^Usage: coregate/, command);
+    }
+  });
+});
+
+describe("the README's gateway try-out: coregate in front of coregate's SOAP face as the core", () => {
+  const coreDir = mkdtempSync(join(tmpdir(), 'coregate-core-'));
+  const gatewayDir = mkdtempSync(join(tmpdir(), 'coregate-gateway-'));
+  let core: Started;
+  let gateway: Started;
+  before(async () => {
+    core = await start(coreDir, { env: { COREGATE_SOAP_AUTH: 'credentials' } });
+    gateway = await start(gatewayDir, {
+      env: { COREGATE_CORE: 'symxchange', COREGATE_SYMXCHANGE_URL: core.baseUrl },
+      ready: /Demo token:/,
+    });
+  });
+  after(async () => {
+    for (const started of [gateway, core]) if (started && started.child.exitCode === null) await stop(started.child);
+    rmSync(coreDir, { recursive: true, force: true });
+    rmSync(gatewayDir, { recursive: true, force: true });
+  });
+
+  test('the gateway starts without demo data, names its core, and keeps only a demo token', () => {
+    assert.match(gateway.output, /Gateway mode: no demo data/);
+    assert.match(gateway.output, new RegExp(`Sym 627 .* is answered by the SymXchange core at ${core.baseUrl}`));
+    const credentials = JSON.parse(readFileSync(join(gatewayDir, 'demo-credentials.json'), 'utf8'));
+    assert.deepEqual(Object.keys(credentials), ['apiToken']);
+  });
+
+  test("a call with the gateway's token and the core's password is answered from the core", async () => {
+    const { apiToken } = JSON.parse(readFileSync(join(gatewayDir, 'demo-credentials.json'), 'utf8'));
+    const { adminPassword } = JSON.parse(readFileSync(join(coreDir, 'demo-credentials.json'), 'utf8'));
+    const response = await fetch(`${gateway.baseUrl}/gw/627/persistent/findby/findBySSN`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        Credentials: { AdministrativeCredentials: { Password: adminPassword } },
+        SSN: '384856358',
+      }),
+    });
+    assert.equal(response.status, 200, await response.clone().text());
+    assert.deepEqual(await response.json(), { AccountNumber: ['0000000005', '0000000013'], MessageId: 'findBySSN' });
+    const ready = await (await fetch(`${gateway.baseUrl}/ready`)).json();
+    assert.deepEqual(ready, { status: 'ready', core: '627: closed' });
+  });
+
+  test("the store's commands refuse in gateway mode, saying why", () => {
+    const env = {
+      ...process.env,
+      COREGATE_DATA_DIR: gatewayDir,
+      DATABASE_URL: '',
+      COREGATE_CORE: 'symxchange',
+      COREGATE_SYMXCHANGE_URL: core.baseUrl,
+    };
+    for (const args of [
+      ['seed', '--accounts', '5'],
+      ['user', 'list'],
+      ['admin-password'],
+      ['member', 'set-secret', '--account', '0000000001', '--audio-access-code', '1234'],
+    ]) {
+      const run = spawnSync(process.execPath, [...CLI, ...args], { env, encoding: 'utf8' });
+      assert.equal(run.status, 1, args.join(' '));
+      assert.match(
+        run.stderr,
+        /changes coregate's own store, which gateway mode \(COREGATE_CORE=symxchange\) does not read/,
+      );
     }
   });
 });

@@ -20,8 +20,8 @@ describe('ops and docs endpoints', () => {
     assert.deepEqual(response.json(), { status: 'ok' });
   });
 
-  test('/ready checks the database', async () => {
-    assert.deepEqual((await get('/ready')).json(), { status: 'ready' });
+  test('/ready checks the database and names the core', async () => {
+    assert.deepEqual((await get('/ready')).json(), { status: 'ready', core: 'store' });
   });
 
   test('/operations lists every operation with its path and scope, and its SOAP endpoint and action beside', async () => {
@@ -61,7 +61,7 @@ describe('ops and docs endpoints', () => {
       description: 'An API token from `coregate token create`',
     });
     const paths = Object.keys(document.paths);
-    assert.deepEqual(paths.sort(), OPERATIONS.map(operationPath).sort());
+    assert.deepEqual(paths.sort(), OPERATIONS.map((op) => operationPath(op)).sort());
     assert.ok(paths.length >= 8);
     for (const path of paths) {
       const post = document.paths[path].post;

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { fieldOf, FAMILIES, type Family, type FieldDef, type RecordDef } from '../src/catalog/index.js';
 import { updatableFieldsName } from '../src/catalog/schemas.js';
 import { locatorName, operationName, SHARE_UPDATE_RECORDS } from '../src/operations/share-update.js';
-import { FAMILY_PATH } from '../src/operations/types.js';
+import { operationPath } from '../src/operations/types.js';
 import { hashPassword } from '../src/crypto/passwords.js';
 import { seedDatabase } from '../src/seed/load.js';
 import { users } from '../src/store/access.js';
@@ -18,7 +18,8 @@ import type { Row } from '../src/store/records.js';
 import { validValue, sampleValue } from './support/field-values.js';
 import { BACKENDS, createHarness, type Harness } from './support/harness.js';
 
-const pathOf = (record: RecordDef, family: Family) => `${FAMILY_PATH[family]}/account/${operationName(record)}`;
+const pathOf = (record: RecordDef, family: Family) =>
+  operationPath({ family, service: 'account', name: operationName(record) });
 const hasMessageId = (record: RecordDef) => !['ShareName', 'ShareTracking'].includes(record.name);
 
 interface Target {

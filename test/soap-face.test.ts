@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type soap from 'soap';
-import { OPERATIONS, SHARED_SCHEMAS } from '../src/operations/index.js';
+import { CORE_OPERATIONS as ALL_CORE_OPERATIONS, OPERATIONS, SHARED_SCHEMAS } from '../src/operations/index.js';
 import { operationPath } from '../src/operations/types.js';
 import { demoRequest } from '../src/seed/demo-requests.js';
 import { demoExamples, type DemoExamples } from '../src/seed/examples.js';
@@ -109,6 +109,22 @@ for (const backend of BACKENDS) {
       }
     });
 
+    test('a WSDL operation the JSON API lacks (getCollateralTrackingPagedListSelectFields) is served as the core serves it', async () => {
+      const wireOnly = ALL_CORE_OPERATIONS.find((op) => op.name === 'getCollateralTrackingPagedListSelectFields')!;
+      assert.ok(!OPERATIONS.includes(wireOnly), 'it has no JSON route');
+      const paged = operation('getCollateralTrackingPagedList', 'P2');
+      const body = demoRequest(examples, paged);
+      const json = await h.call(operationPath(paged), body);
+      assert.equal(json.statusCode, 200, json.body);
+      const selected = {
+        ...body,
+        SelectableFields: { IncludeAllCollateralTrackingFields: true },
+        Credentials: adminCredentials,
+      };
+      const answer = await callSoap(clients, wireOnly, soapArguments(wireOnly, selected, 'soap-wire-only'));
+      assert.deepEqual(withoutNulls(jsonOfSoapAnswer(wireOnly, answer, SHARED_SCHEMAS)), withoutNulls(json.json()));
+    });
+
     describe('the WSDL', () => {
       test('each endpoint serves a WSDL whose address is the endpoint, with every operation and its soapAction', async () => {
         for (const path of ['/SymXchange/findby', '/SymXchange/collateral', '/SymXchange/2022.01/account']) {
@@ -120,7 +136,7 @@ for (const backend of BACKENDS) {
         }
         const collateral = await (await fetch(`${base}/SymXchange/collateral?wsdl`)).text();
         const operations = [...collateral.matchAll(/<soap:operation soapAction="([^"]+)"/g)].map((m) => m[1]);
-        assert.equal(operations.length, 33, 'the 33 collateral operations');
+        assert.equal(operations.length, 34, "the spec's 33 collateral operations and the WSDLs' one more");
         assert.ok(operations.includes(`${COLLATERAL_NS}/getCollateral`));
       });
 

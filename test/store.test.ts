@@ -514,6 +514,8 @@ for (const backend of BACKENDS) {
           collateral_number: true,
           status: true,
           code: true,
+          core_latency_ms: true,
+          core_outcome: true,
         },
         app_user: { user_number: true, name: true, password_hash: true, created_at: true },
         coregate_migration: { id: true, checksum: true, applied_at: true },

@@ -22,6 +22,18 @@ import { integerOption, parseCommand, UsageError, type CommandSpec } from './arg
 
 type Print = (line: string) => void;
 
+/**
+ * Commands that change coregate's own records or passwords, which gateway mode does not read: they say so
+ * instead of changing a store nobody asks.
+ */
+function storeOnly(config: Config, command: string): void {
+  if (config.core === 'symxchange') {
+    throw new Error(
+      `${command} changes coregate's own store, which gateway mode (COREGATE_CORE=symxchange) does not read: the core holds the records and verifies the credentials`,
+    );
+  }
+}
+
 async function withRuntime<T>(config: Config, run: (runtime: Runtime) => Promise<T>): Promise<T> {
   const runtime = await openRuntime(config);
   try {
@@ -69,6 +81,7 @@ export async function seedCommand(argv: string[], config: Config, print: Print):
   const seed = integerOption(values.seed, 'seed', DEFAULT_SEED, SEED);
   if (accounts < 1) throw new UsageError(`--accounts must be at least 1\n\n${SEED.usage}`);
   const workers = integerOption(values.workers, 'workers', defaultEncoderWorkers(accounts), SEED);
+  storeOnly(config, 'seed');
   await withRuntime(config, async ({ database, secrets }) => {
     const existing = await sql<{ n: number }>`select count(*) as n from account`.execute(database.db);
     if ((existing.rows[0]?.n ?? 0) > 0) {
@@ -177,6 +190,7 @@ export async function userCommand(argv: string[], config: Config, print: Print):
   const { values, flags, positionals } = parseCommand(USER, argv);
   const action = positionals[0];
   if (flags.has('help') || !action) return print(USER.usage);
+  storeOnly(config, 'user');
   await withRuntime(config, async ({ database: { db } }) => {
     if (action === 'list') {
       for (const u of await users.list(db)) print(`${u.userNumber}\t${u.name}`);
@@ -208,6 +222,7 @@ export async function adminPasswordCommand(argv: string[], config: Config, print
   const { values, flags } = parseCommand(ADMIN_PASSWORD, argv);
   if (flags.has('help')) return print(ADMIN_PASSWORD.usage);
   const password = secretOption(values.password, 'password', PASSWORD_MAX_LENGTH, ADMIN_PASSWORD) ?? generatePassword();
+  storeOnly(config, 'admin-password');
   await withRuntime(config, async ({ database: { db } }) => {
     await settings.set(db, SETTING.adminPasswordHash, await hashPassword(password));
   });
@@ -235,6 +250,7 @@ export async function memberCommand(argv: string[], config: Config, print: Print
   const audio = secretOption(values['audio-access-code'], 'audio-access-code', AUDIO_ACCESS_CODE_MAX_LENGTH, MEMBER);
   if (!password && !audio)
     throw new UsageError(`Give --home-banking-password or --audio-access-code\n\n${MEMBER.usage}`);
+  storeOnly(config, 'member');
   await withRuntime(config, async ({ database: { db } }) => {
     await memberSecrets.set(db, account, {
       homeBankingPasswordHash: password ? await hashPassword(password) : null,

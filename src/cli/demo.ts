@@ -1,6 +1,7 @@
 /**
  * First start of the embedded database: seed the deterministic demo dataset, create a demo API token
- * and an administrative password, and write both to `<data dir>/demo-credentials.json` (mode 0600).
+ * and an administrative password, and write both to `<data dir>/demo-credentials.json` (mode 0600). In
+ * gateway mode the records and the passwords are the core's: only the demo API token is created.
  */
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,7 +16,8 @@ import { settings, SETTING, tokens } from '../store/access.js';
 
 export interface DemoCredentials {
   readonly apiToken: string;
-  readonly adminPassword: string;
+  /** The store's administrative password; none in gateway mode, where the core verifies credentials. */
+  readonly adminPassword?: string;
 }
 
 export function demoCredentialsFile(config: Config): string {
@@ -28,9 +30,22 @@ export function readDemoCredentials(config: Config): DemoCredentials | undefined
   return JSON.parse(readFileSync(file, 'utf8')) as DemoCredentials;
 }
 
+function writeDemoCredentials(config: Config, credentials: DemoCredentials): void {
+  const file = demoCredentialsFile(config);
+  writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+}
+
 /** Seeds and creates demo credentials unless this database was set up before; returns whether it did. */
 export async function bootstrapDemo(runtime: Runtime, config: Config): Promise<boolean> {
   const { db } = runtime.database;
+  if (config.core === 'symxchange') {
+    // Gateway mode: the records and the passwords are the core's; a token lets the gateway be tried.
+    if (readDemoCredentials(config)) return false;
+    const { token } = await tokens.create(db, `demo-${Date.now()}`, SCOPES);
+    writeDemoCredentials(config, { apiToken: token });
+    return true;
+  }
   if (await settings.get(db, SETTING.demoSeeded)) return false;
   const progress = createProgress('Seeding demo data', DEFAULT_DEMO_ACCOUNTS);
   await seedDatabase(runtime.database, runtime.secrets, {
@@ -43,10 +58,7 @@ export async function bootstrapDemo(runtime: Runtime, config: Config): Promise<b
   const adminPassword = generatePassword();
   await settings.set(db, SETTING.adminPasswordHash, await hashPassword(adminPassword));
   const { token } = await tokens.create(db, `demo-${Date.now()}`, SCOPES);
-  const credentials: DemoCredentials = { apiToken: token, adminPassword };
-  const file = demoCredentialsFile(config);
-  writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
+  writeDemoCredentials(config, { apiToken: token, adminPassword });
   await settings.set(db, SETTING.demoSeeded, new Date().toISOString());
   return true;
 }

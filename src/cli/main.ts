@@ -15,6 +15,7 @@ Commands:
   admin-password   set the administrative password
   member           set a member's home banking password or audio access code
   audit            read the audit trail
+  core check       gateway mode: reach each SymXchange core once (TLS identity, latency)
 
 Environment: PORT, HOST, DATABASE_URL, COREGATE_DATA_DIR, COREGATE_SECRET, REDIS_URL, LOG_LEVEL (see README).
 Run "coregate <command> --help" for a command's options.`;
@@ -32,6 +33,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   'admin-password': async () => (await commands()).adminPasswordCommand,
   member: async () => (await commands()).memberCommand,
   audit: async () => (await commands()).auditCommand,
+  core: async () => (await import('./core-check.js')).coreCommand,
 };
 
 const print = (line: string) => process.stdout.write(`${line}\n`);

@@ -57,6 +57,11 @@ export async function serveCommand(argv: string[], config: Config, print: Print)
   if (cluster.isWorker) return serveWorker(perWorkerLimits(config, workers));
   // Settings are checked before anything is migrated or seeded (buildApp checks them again in each worker).
   (await import('../operations/credential-policy.js')).checkCredentialPolicy(config.credentialPolicy);
+  if (config.symxchange) {
+    // The gateway's certificate files are read now, so that a bad one is one line before anything opens.
+    const { tlsOptions } = await import('../core/transport.js');
+    for (const url of config.symxchange.urls.values()) tlsOptions(url, config.symxchange);
+  }
   const wantsDemo = flags.has('no-demo') ? false : flags.has('demo') || !config.databaseUrl;
   if (workers === 1) return serveAlone(config, wantsDemo, print);
   return servePrimary(config, wantsDemo, workers, print);
@@ -121,7 +126,12 @@ async function prepare(
   const runtime = await openRuntimeWhenReachable(config, toStderr);
   const { bootstrapDemo, demoCredentialsFile } = await import('./demo.js');
   const seeded = wantsDemo && (await bootstrapDemo(runtime, config));
-  if (seeded) print(`Demo data seeded; credentials written to ${demoCredentialsFile(config)}`);
+  if (seeded)
+    print(
+      config.core === 'symxchange'
+        ? `Gateway mode: no demo data (the records are the core's); a demo API token is in ${demoCredentialsFile(config)}`
+        : `Demo data seeded; credentials written to ${demoCredentialsFile(config)}`,
+    );
   return { runtime, seeded };
 }
 
@@ -138,6 +148,10 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
     config,
     logger: { level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } },
     jwt: jwtSettings ? createJwtVerifier(jwtSettings) : undefined,
+  }).catch(async (error: unknown) => {
+    // Nothing may keep the process alive after a failed start (the database holds its data directory).
+    await runtime.database.close();
+    throw error;
   });
   connectionErrors.report = (error) =>
     app.log.warn({ err: error }, 'a database connection was lost; it will be replaced');
@@ -171,7 +185,13 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await app.close();
+    await runtime.database.close();
+    throw error;
+  }
   const address = app.server.address();
   return typeof address === 'object' && address ? address.port : config.port;
 }
@@ -282,11 +302,20 @@ async function printBanner(config: Config, port: number, print: Print, options: 
   const processes = workers > 1 ? `, ${workers} worker processes` : '';
   print('');
   print(`coregate is serving the Core Account Records API at ${base} (${store}${processes})`);
+  if (config.symxchange) {
+    for (const [sym, url] of config.symxchange.urls)
+      print(`  Gateway mode:   Sym ${sym} (${base}/gw/${sym}/…) is answered by the SymXchange core at ${url.origin}`);
+  }
   print(`  API reference:  ${base}/docs`);
   print(`  OpenAPI:        ${base}/openapi.json`);
   const demoModule = wantsBanner(config) ? await import('./demo.js') : undefined;
   const demo = demoModule?.readDemoCredentials(config);
-  if (demoModule && demo) {
+  if (demoModule && demo && config.core === 'symxchange') {
+    // Gateway mode: the core verifies body credentials; the token is the gateway's.
+    const file = demoModule.demoCredentialsFile(config);
+    print(options.showSecrets ? `  Demo token:     ${demo.apiToken} (kept in ${file})` : `  Demo token:     ${file}`);
+    print(`  Body Credentials are the core's own: the gateway passes them on.`);
+  } else if (demoModule && demo) {
     const [{ demoExamples }, { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED }] = await Promise.all([
       import('../seed/examples.js'),
       import('../seed/load.js'),

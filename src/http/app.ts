@@ -8,7 +8,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from '../config.js';
 import { checkCredentialPolicy } from '../operations/credential-policy.js';
-import { OPERATIONS, SHARED_SCHEMAS } from '../operations/index.js';
+import { CORE_OPERATIONS, OPERATIONS, SHARED_SCHEMAS } from '../operations/index.js';
 import { Authenticator } from '../security/authenticator.js';
 import type { JwtVerifier } from '../security/jwt.js';
 import { createRateLimiter, type RateLimiter } from '../security/rate-limit.js';
@@ -26,6 +26,7 @@ import { registerSoapRoutes, soapEndpoints } from './soap-routes.js';
 import { createSymxCodec } from '../symxchange/codec.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { Problem } from '../contract/problems.js';
+import { createCore, type Core } from '../core/index.js';
 
 export interface AppOptions {
   readonly db: Db;
@@ -37,6 +38,8 @@ export interface AppOptions {
   readonly jwt?: JwtVerifier;
   /** Defaults to Redis when `config.redisUrl` is set, per-process memory otherwise. */
   readonly limiter?: RateLimiter;
+  /** What answers: by default the core the settings choose (the store, or a SymXchange core). */
+  readonly core?: Core;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -147,6 +150,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         request,
       );
     }
+    // A Sym the gateway fronts no core for.
+    const sym = /^\/gw\/([0-9]+)\//.exec(path)?.[1];
+    if (sym !== undefined && !core.syms.includes(Number(sym))) {
+      return sendProblem(
+        reply,
+        new Problem(
+          404,
+          'NOT_FOUND',
+          `No core is configured for Sym ${sym}; this service answers for Sym ${core.syms.join(', ')}`,
+        ),
+        request,
+      );
+    }
     return sendProblem(reply, new Problem(404, 'NOT_FOUND', `No resource at ${path}`), request);
   });
 
@@ -165,7 +181,26 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     uiConfig: { deepLinking: true, tryItOutEnabled: true },
   });
 
+  const core =
+    options.core ??
+    createCore(config, {
+      operations: CORE_OPERATIONS,
+      schemas: SHARED_SCHEMAS,
+      onCircuit: (sym, state, url) =>
+        state === 'open'
+          ? app.log.warn({ sym, core: url.origin }, 'the core is failing: its circuit is open, calls are held back')
+          : app.log.info({ sym, core: url.origin }, 'the core answers again: its circuit is closed'),
+    });
+  if (!options.core) app.addHook('onClose', () => core.close());
+  if (core.kind === 'symxchange') {
+    const cores = config.symxchange!.urls;
+    app.log.info(
+      { cores: Object.fromEntries([...cores].map(([sym, url]) => [sym, url.origin])) },
+      "gateway mode: every operation is answered by its Sym's SymXchange core",
+    );
+  }
   const pipeline = new OperationPipeline({
+    core,
     db,
     secrets,
     config,
@@ -180,12 +215,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (!operation || request.auditedInTransaction) return;
     audit.record(auditEvent(request, operation, reply.statusCode, request.problemCode ?? null));
   });
-  registerOperationRoutes(app, { operations: OPERATIONS, authenticator, pipeline });
-  const codec = createSymxCodec({ operations: OPERATIONS, schemas: SHARED_SCHEMAS });
+  registerOperationRoutes(app, { operations: OPERATIONS, authenticator, pipeline, syms: core.syms });
+  const codec = createSymxCodec({ operations: CORE_OPERATIONS, schemas: SHARED_SCHEMAS });
   registerSoapRoutes(app, { config, codec, authenticator, pipeline });
   const soapPaths = new Map(soapEndpoints(codec).map((e) => [`${e.service}|${e.family}`, e.path]));
   registerOpsRoutes(app, {
     db,
+    core,
     operations: OPERATIONS,
     soapOf: (operation) =>
       codec.mapping.carries(operation)

@@ -7,12 +7,13 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type TSchema } from 'typebox';
-import type { Config } from '../config.js';
+import { DEFAULT_SYM, type Config } from '../config.js';
+import type { Core, CoreCall } from '../core/index.js';
 import { envelopeProperties, MEMBER_CREDENTIAL_KINDS, type CredentialKind } from '../contract/envelope.js';
 import { forbidden, Problem, validationFailed } from '../contract/problems.js';
 import type { Secrets } from '../crypto/secrets.js';
 import { responseChecker } from '../operations/response-check.js';
-import { operationPath, type AnyOperation, type RequestBody } from '../operations/types.js';
+import { operationPath, type AnyOperation, type OperationContext, type RequestBody } from '../operations/types.js';
 import type { Authenticator, BearerIdentity, CredentialIdentity } from '../security/authenticator.js';
 import type { RateLimiter } from '../security/rate-limit.js';
 import { AuditLog, type AuditEvent } from '../store/audit.js';
@@ -33,10 +34,16 @@ declare module 'fastify' {
     auditCollateral?: string;
     /** The call's audit event was committed in its write transaction; the response hook adds none. */
     auditedInTransaction?: boolean;
+    /** The Sym the path named (`/gw/<sym>/…`); the default Sym for the SOAP face. */
+    sym?: number;
+    /** How the call went at a core it was forwarded to (gateway mode), for the audit trail. */
+    coreOutcome?: { readonly latencyMs: number; readonly outcome: string };
   }
 }
 
 export interface OperationPipelineOptions {
+  /** What answers: the store, or a SymXchange core (gateway mode). */
+  readonly core: Core;
   readonly db: Db;
   readonly secrets: Secrets;
   readonly config: Config;
@@ -81,6 +88,8 @@ export function auditEvent(
     collateralNumber: request.auditCollateral ?? null,
     status,
     code,
+    coreLatencyMs: request.coreOutcome?.latencyMs ?? null,
+    coreOutcome: request.coreOutcome?.outcome ?? null,
   };
 }
 
@@ -147,35 +156,51 @@ export class OperationPipeline {
     if (!validate(body)) throw validationFailed(propertyErrors((validate.errors ?? []) as AjvError[]));
   }
 
-  /** Credentials, confinement and the answer of a validated body. */
+  /**
+   * Credentials, confinement and the core's answer of a validated body. In gateway mode the core verifies
+   * the credentials; coregate checks what it can before the call (their shape, the kinds accepted, one
+   * kind, and the account an AccountNumberCredentials names).
+   */
   async answer(
     request: FastifyRequest,
     reply: FastifyReply,
     operation: AnyOperation,
     body: RequestBody<never>,
   ): Promise<unknown> {
-    const { db, secrets, config, authenticator } = this.options;
+    const { core, db, secrets, config, authenticator } = this.options;
     // What the audit trail names: read off the validated body, so a refused call names it too.
     const account = operation.accountOf?.(body);
     if (account !== undefined) request.auditAccounts = [account];
     request.auditCollateral = operation.collateralOf?.(body);
     const tokenName = request.bearer!.tokenName;
-    const caller = await authenticator.verifyCredentials(
-      body.Credentials,
-      this.acceptedCredentials(operation),
-      tokenName,
-    );
+    const accepted = this.acceptedCredentials(operation);
+    const caller = core.verifiesCredentials
+      ? authenticator.claimCredentials(body.Credentials, accepted, tokenName)
+      : await authenticator.verifyCredentials(body.Credentials, accepted, tokenName);
     request.caller = caller;
     // Member confinement: a member's credentials reach only the member's own account.
     if (caller.memberAccount !== undefined && account !== caller.memberAccount) {
       throw forbidden('These credentials do not reach that account');
     }
     const context = { db, secrets, config, caller };
-    const result = operation.writes
+    const call: CoreCall = { requestId: request.id, sym: request.sym ?? DEFAULT_SYM };
+    const fromCore = async (operationContext: OperationContext) => {
+      try {
+        return await core.answer(operation, operationContext, body, call);
+      } finally {
+        request.coreOutcome = call.outcome;
+      }
+    };
+    // A write runs in one transaction of coregate's database with its Idempotency-Key and audit event. A
+    // core that answers over the network keeps no transaction of coregate's open for the call unless a key
+    // must be reserved around it (docs/decisions.md, "Gateway mode").
+    const transactional =
+      operation.writes && (core.kind === 'store' || request.headers['idempotency-key'] !== undefined);
+    const result = transactional
       ? await runWrite(
           {
             db,
-            path: operationPath(operation),
+            path: operationPath(operation, call.sym),
             tokenName,
             retentionHours: config.idempotencyRetentionHours,
             idempotencyKeyHeader: request.headers['idempotency-key'],
@@ -183,11 +208,11 @@ export class OperationPipeline {
             reply,
             audit: (trx) => AuditLog.insertInTransaction(trx, auditEvent(request, operation, 200, null)),
           },
-          (trx) => operation.handle({ ...context, db: trx }, body),
+          (trx) => fromCore({ ...context, db: trx }),
         )
-      : await operation.handle(context, body);
+      : await fromCore(context);
     this.checkResponse?.(operation, result);
-    if (operation.writes) request.auditedInTransaction = true;
+    if (transactional) request.auditedInTransaction = true;
     if (operation.auditAccounts) request.auditAccounts = operation.auditAccounts(result);
     return result;
   }

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { DEFAULT_SYM } from '../config.js';
 import { operationPath, type AnyOperation, type RequestBody } from '../operations/types.js';
 import type { Authenticator } from '../security/authenticator.js';
 import type { OperationPipeline } from './operation-pipeline.js';
@@ -12,11 +13,15 @@ import type { OperationPipeline } from './operation-pipeline.js';
 declare module 'fastify' {
   interface FastifyContextConfig {
     operation?: AnyOperation;
+    /** The Sym of an operation's route. */
+    sym?: number;
   }
 }
 
 export interface OperationRoutesOptions {
   readonly operations: readonly AnyOperation[];
+  /** The Syms the core answers for: each has every operation under `/gw/<sym>/` (the spec's 627 is documented). */
+  readonly syms: readonly number[];
   readonly authenticator: Authenticator;
   readonly pipeline: OperationPipeline;
 }
@@ -28,31 +33,35 @@ export function registerOperationRoutes(app: FastifyInstance, options: Operation
     const operation = request.routeOptions.config.operation;
     if (!operation) return;
     request.operation = operation;
+    request.sym = request.routeOptions.config.sym;
     request.bearer = await authenticator.authenticateBearer(request.headers.authorization);
     await pipeline.admit(request, reply, operation);
   });
 
-  for (const operation of options.operations) {
-    const accepted = pipeline.acceptedCredentials(operation);
-    app.post<{ Body: RequestBody<never> }>(
-      operationPath(operation),
-      {
-        config: { operation },
-        schema: {
-          operationId: `${operation.family === 'P1' ? '' : 'v2022_01_'}${operation.name}`,
-          summary: operation.summary,
-          description: `Scope: ${operation.scope ?? 'any live token'}. Credentials: ${accepted.join(', ')}.`,
-          tags: [operation.service],
-          security: [{ bearerAuth: [] }],
-          body: pipeline.bodySchema(operation),
-          response: {
-            200: operation.response,
-            '4xx': Type.Ref('Problem'),
-            '5xx': Type.Ref('Problem'),
+  for (const sym of options.syms)
+    for (const operation of options.operations) {
+      const accepted = pipeline.acceptedCredentials(operation);
+      app.post<{ Body: RequestBody<never> }>(
+        operationPath(operation, sym),
+        {
+          config: { operation, sym },
+          schema: {
+            // The reference documents the spec's Sym; a gateway's other Syms take the same operations.
+            ...(sym === DEFAULT_SYM ? {} : { hide: true }),
+            operationId: `${operation.family === 'P1' ? '' : 'v2022_01_'}${operation.name}`,
+            summary: operation.summary,
+            description: `Scope: ${operation.scope ?? 'any live token'}. Credentials: ${accepted.join(', ')}.`,
+            tags: [operation.service],
+            security: [{ bearerAuth: [] }],
+            body: pipeline.bodySchema(operation),
+            response: {
+              200: operation.response,
+              '4xx': Type.Ref('Problem'),
+              '5xx': Type.Ref('Problem'),
+            },
           },
         },
-      },
-      (request, reply) => pipeline.answer(request, reply, operation, request.body),
-    );
-  }
+        (request, reply) => pipeline.answer(request, reply, operation, request.body),
+      );
+    }
 }

@@ -6,10 +6,13 @@ import { Type } from 'typebox';
 import type { AnyOperation } from '../operations/types.js';
 import { operationPath } from '../operations/types.js';
 import { ping, type Db } from '../store/database.js';
-import { databaseUnavailable } from '../contract/problems.js';
+import { databaseUnavailable, Problem } from '../contract/problems.js';
+import type { Core } from '../core/index.js';
 
 export interface OpsRoutesOptions {
   readonly db: Db;
+  /** What answers; `/ready` reports it (in gateway mode, each core's circuit). */
+  readonly core: Core;
   readonly operations: readonly AnyOperation[];
   /** Where each operation is on the SymXchange SOAP face, when it is there. */
   readonly soapOf: (operation: AnyOperation) => { readonly endpoint: string; readonly action: string } | undefined;
@@ -17,17 +20,22 @@ export interface OpsRoutesOptions {
 
 export function registerOpsRoutes(app: FastifyInstance, options: OpsRoutesOptions): void {
   const hide = { hide: true };
-  const Status = Type.Object({ status: Type.String() });
+  const Status = Type.Object({ status: Type.String(), core: Type.Optional(Type.String()) });
 
   app.get('/health', { schema: { ...hide, response: { 200: Status } } }, async () => ({ status: 'ok' }));
 
+  // Ready when the database answers and (gateway mode) some core's circuit is not open.
   app.get('/ready', { schema: { ...hide, response: { 200: Status } } }, async () => {
     try {
       await ping(options.db);
     } catch {
       throw databaseUnavailable();
     }
-    return { status: 'ready' };
+    const core = options.core.readiness();
+    if (!core.ready) {
+      throw new Problem(503, 'CORE_UNAVAILABLE', `No core answers: ${core.detail}`, undefined, { 'retry-after': '5' });
+    }
+    return { status: 'ready', core: core.detail };
   });
 
   const operationList = options.operations.map((operation) => ({

@@ -6,6 +6,7 @@
 import { Type, type TOptional, type TSchema, type TUnsafe } from 'typebox';
 import { filterBounds, INT4_MAX, INT4_MIN, recordDef, type RecordDef } from '../catalog/index.js';
 import { filterBoundProperties, QuerySchema, schemaIds } from '../catalog/schemas.js';
+import { symxchangeOperation } from '../catalog/symxchange/index.js';
 import { recordNotFound } from '../contract/problems.js';
 import type { Secrets } from '../crypto/secrets.js';
 import { recordTree } from '../store/record-tree.js';
@@ -325,6 +326,21 @@ export const COLLATERAL_OPERATION_TABLE = Object.entries(OPERATIONS_BY_RECORD).f
 );
 
 export const COLLATERAL_OPERATIONS = COLLATERAL_OPERATION_TABLE.map((entry) => entry.operation);
+
+/**
+ * The collateral operations of the WSDLs that the spec's JSON lacks (`getCollateralTrackingPagedListSelectFields`):
+ * the SOAP face serves them as the core does, since the gateway sends an operation the 3.0 WSDLs lack as
+ * the WSDL sibling it was derived from. Found from the facts, one per record and kind the spec leaves out.
+ */
+export const COLLATERAL_WIRE_ONLY_OPERATIONS = Object.keys(OPERATIONS_BY_RECORD).flatMap((recordName) =>
+  (Object.keys(KINDS) as KindName[])
+    .filter((kind) => !OPERATIONS_BY_RECORD[recordName]!.includes(kind))
+    .filter((kind) => {
+      const wire = symxchangeOperation('collateral', `${KINDS[kind].verb}${recordName}${KINDS[kind].suffix}`);
+      return wire !== undefined && wire.coregateFamilies.length === 0;
+    })
+    .map((kind) => collateralOperation(recordDef(recordName), kind)),
+);
 
 export const COLLATERAL_RECORDS: readonly RecordDef[] = Object.keys(OPERATIONS_BY_RECORD).map(recordDef);
 

@@ -5,7 +5,12 @@ import type { TSchema } from 'typebox';
 import { recordDef } from '../catalog/index.js';
 import { readableRecordSchemas } from '../catalog/schemas.js';
 import { ProblemSchema } from '../contract/problems.js';
-import { COLLATERAL_OPERATIONS, COLLATERAL_RECORDS, COLLATERAL_SCHEMAS } from './collateral.js';
+import {
+  COLLATERAL_OPERATIONS,
+  COLLATERAL_RECORDS,
+  COLLATERAL_SCHEMAS,
+  COLLATERAL_WIRE_ONLY_OPERATIONS,
+} from './collateral.js';
 import { getCorpTransferSelectFields } from './corp-transfer.js';
 import { CredentialsSchema, NxAttributesSchema } from '../contract/envelope.js';
 import { FINDBY_OPERATIONS } from './findby.js';
@@ -20,6 +25,12 @@ export const OPERATIONS: readonly AnyOperation[] = [
   ...COLLATERAL_OPERATIONS,
   ...SESSION_OPERATIONS,
 ];
+
+/**
+ * The operations a core answers: the service's, and the WSDL operations the spec's JSON lacks, which the
+ * SOAP face serves and the gateway sends (see COLLATERAL_WIRE_ONLY_OPERATIONS). They have no JSON route.
+ */
+export const CORE_OPERATIONS: readonly AnyOperation[] = [...OPERATIONS, ...COLLATERAL_WIRE_ONLY_OPERATIONS];
 
 /** Records whose shapes appear on the wire, as shared schemas. */
 const WIRE_RECORDS = [recordDef('CorpTransfer'), ...COLLATERAL_RECORDS];

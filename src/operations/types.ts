@@ -5,7 +5,7 @@
  */
 import type { Static, TObject, TProperties, TSchema } from 'typebox';
 import type { Family } from '../catalog/index.js';
-import type { Config } from '../config.js';
+import { DEFAULT_SYM, type Config } from '../config.js';
 import type { CredentialIdentity } from '../security/authenticator.js';
 import type { Secrets } from '../crypto/secrets.js';
 import type { Scope } from '../contract/scopes.js';
@@ -96,11 +96,15 @@ export function defineOperation<const Request extends TProperties, const Respons
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
 export type AnyOperation = Operation<any, any>;
 
-export const FAMILY_PATH: Record<Family, string> = { P1: '/gw/627/persistent', P2: '/gw/627/2022.01' };
+/** The path segment of each family (spec: `P1` = `/gw/627/persistent`, `P2` = `/gw/627/2022.01`). */
+export const FAMILY_SEGMENT: Record<Family, string> = { P1: 'persistent', P2: '2022.01' };
 
-/** @example operationPath(findByActiveCard) // '/gw/627/persistent/findby/findByActiveCard' */
-export function operationPath(operation: Pick<AnyOperation, 'family' | 'service' | 'name'>): string {
-  return `${FAMILY_PATH[operation.family]}/${operation.service}/${operation.name}`;
+/**
+ * An operation's path on a Sym (the spec's 627 unless told; a gateway may front several Syms).
+ * @example operationPath(findByActiveCard) // '/gw/627/persistent/findby/findByActiveCard'
+ */
+export function operationPath(operation: Pick<AnyOperation, 'family' | 'service' | 'name'>, sym = DEFAULT_SYM): string {
+  return `/gw/${sym}/${FAMILY_SEGMENT[operation.family]}/${operation.service}/${operation.name}`;
 }
 
 /** Credential kinds accepted by default (DESIGN: FindBy takes admin, user or token credentials only). */

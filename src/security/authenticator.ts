@@ -240,6 +240,39 @@ export class Authenticator {
   }
 
   /**
+   * Who body credentials claim to be, without verifying them: in gateway mode the core verifies them, and
+   * coregate checks what it can first. At least one credential object, each with its fields (400), of kinds
+   * the operation accepts (403), and exactly one (400: the core's Credentials is an `xsd:choice`).
+   * AccountNumberCredentials name the member's account, so the caller confines the call to it; the other
+   * member kinds are confined by the core.
+   */
+  claimCredentials(
+    credentials: CredentialsBody,
+    accepted: readonly CredentialKind[],
+    tokenName: string,
+  ): CredentialIdentity {
+    const given = (Object.keys(credentials) as CredentialKind[]).filter(
+      (kind) => Object.keys(credentials[kind] ?? {}).length > 0,
+    );
+    if (given.length === 0) throw forbidden('Credentials must hold at least one credential object');
+    for (const kind of given) requireFields(kind, credentials[kind]!);
+    if (given.some((kind) => !accepted.includes(kind))) throw forbidden();
+    if (given.length > 1) {
+      throw validationFailed([
+        { pointer: '/Credentials', detail: `the core takes one credential kind per call, not ${given.join(' and ')}` },
+      ]);
+    }
+    const [kind] = given as [CredentialKind];
+    const fields = credentials[kind]!;
+    return {
+      tokenName,
+      userNumber: kind === 'UserNumberCredentials' ? Number(fields.UserNumber) : 0,
+      kinds: given,
+      ...(kind === 'AccountNumberCredentials' ? { memberAccount: String(fields.AccountNumber) } : {}),
+    };
+  }
+
+  /**
    * The administrative password, throttled per bearer token: `lockoutThreshold` failures in a row lock it
    * under that token for 1 s, each further lock before a success twice as long, up to `lockoutSeconds`.
    * A password this token proved within `credentialCacheMs` passes without a database read (the hot path

@@ -24,6 +24,9 @@ export interface AuditEvent {
   readonly collateralNumber: string | null;
   readonly status: number;
   readonly code: string | null;
+  /** Gateway mode: how long the core took, and how the call ended there (`ok` or a problem code). */
+  readonly coreLatencyMs: number | null;
+  readonly coreOutcome: string | null;
 }
 
 export interface AuditRow extends Omit<AuditEvent, 'accountNumbers'> {
@@ -63,9 +66,11 @@ function auditRow(event: AuditEvent) {
     member_account: storable(event.memberAccount, 10),
     operation: storable(event.operation, 80)!,
     account_numbers: accounts.length > 0 ? accounts.join(',') : null,
-    collateral_number: storable(event.collateralNumber, 10),
+    collateral_number: storable(event.collateralNumber, 64),
     status: event.status,
     code: storable(event.code, 40),
+    core_latency_ms: Number.isSafeInteger(event.coreLatencyMs) ? event.coreLatencyMs : null,
+    core_outcome: storable(event.coreOutcome, 40),
   };
 }
 
@@ -81,6 +86,8 @@ const AUDIT_COLUMNS = [
   'collateral_number',
   'status',
   'code',
+  'core_latency_ms',
+  'core_outcome',
 ] as const satisfies readonly (keyof AuditInsert)[];
 
 /**
@@ -113,6 +120,8 @@ export const auditEvents = {
         'collateral_number as collateralNumber',
         'status',
         'code',
+        'core_latency_ms as coreLatencyMs',
+        'core_outcome as coreOutcome',
       ])
       .where('at', '>=', sql<Date>`${since.toISOString()}::timestamptz`)
       .$if(Boolean(accountNumber), (query) =>

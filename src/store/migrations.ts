@@ -61,6 +61,16 @@ export const MIGRATIONS: readonly Migration[] = [
       }),
     ],
   },
+  {
+    // Gateway mode: the audit trail says how long the core took and how the call ended there; collateral
+    // numbers are the core's text of any length (docs/decisions.md), kept to 64 characters.
+    id: '0005_audit_core_outcome',
+    statements: () => [
+      'alter table audit_event add column if not exists core_latency_ms integer',
+      'alter table audit_event add column if not exists core_outcome varchar(40)',
+      'alter table audit_event alter column collateral_number type varchar(64)',
+    ],
+  },
 ];
 
 /** Drops indexes and creates them as the catalog now defines them (on a new database: the same again, on empty tables). */

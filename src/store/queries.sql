@@ -804,7 +804,7 @@ from "idempotency_key"
 where "token_name" = $1 and "key" = $2;
 
 -- audit trail: auditEvents.insert
-insert into "audit_event" ("request_id", "token_name", "user_number", "member_account", "operation", "account_numbers", "collateral_number", "status", "code")
+insert into "audit_event" ("request_id", "token_name", "user_number", "member_account", "operation", "account_numbers", "collateral_number", "status", "code", "core_latency_ms", "core_outcome")
 select "request_id",
   "token_name",
   "user_number",
@@ -813,5 +813,7 @@ select "request_id",
   "account_numbers",
   "collateral_number",
   "status",
-  "code"
+  "code",
+  "core_latency_ms",
+  "core_outcome"
 from json_populate_recordset(null::audit_event, $1::json) as "r";

@@ -1288,9 +1288,11 @@ create table audit_event (
   member_account varchar(10),
   operation varchar(80) not null,
   account_numbers text,
-  collateral_number varchar(10),
+  collateral_number varchar(64),
   status integer not null,
-  code varchar(40)
+  code varchar(40),
+  core_latency_ms integer,
+  core_outcome varchar(40)
 );
 
 create index audit_event_at_idx on audit_event (at);

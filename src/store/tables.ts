@@ -87,6 +87,8 @@ export interface AuditEventTable {
   collateral_number: string | null;
   status: number;
   code: string | null;
+  core_latency_ms: number | null;
+  core_outcome: string | null;
 }
 
 export interface AppUserTable {

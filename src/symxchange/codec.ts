@@ -34,7 +34,7 @@ import {
 } from '../catalog/symxchange/index.js';
 import { envelopeProperties } from '../contract/envelope.js';
 import { jsonSchemas, type JsonSchema } from './json-schema.js';
-import { readFault, SOAP_ENVELOPE_NS, SoapFaultError } from './faults.js';
+import { readFault, SOAP_ENVELOPE_NS, SoapFaultError, statusError } from './faults.js';
 import {
   createSymxMapping,
   type CodecOperation,
@@ -48,6 +48,7 @@ import {
   escapeAttribute,
   escapeText,
   isXmlText,
+  NO_ATTRIBUTES,
   parseXml,
   type XmlElement,
   type XmlLimits,
@@ -213,6 +214,7 @@ function resolveName(name: string, scope: Scope, isAttribute: boolean): { uri: s
 }
 
 function isNil(element: XmlElement, scope: Scope): boolean {
+  if (element.attributes === NO_ATTRIBUTES) return false;
   for (const name in element.attributes) {
     if (!name.endsWith(':nil')) continue;
     const value = element.attributes[name];
@@ -929,6 +931,8 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
         throw new SoapCodecError('SOAP_UNKNOWN_OPERATION', `expected ${expected}, got ${local}`);
       const decoded = within(local, () => {
         const { child, scope: childScope } = wrapperChild(element, scope, shape.wire.response.child.name);
+        const error = statusError(child);
+        if (error) throw new SoapFaultError(error);
         return within(child.name, () => shape.decode(child, childScope)) as JsonObject;
       });
       return shape.fromWire(decoded);

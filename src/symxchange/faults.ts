@@ -21,6 +21,8 @@ export interface Fault {
   readonly problem?: Partial<ProblemBody>;
   /** The detail's text otherwise (a core's own error text), at most 1,000 characters. */
   readonly detailText?: string;
+  /** The core's own error code: a detail's `…Code` element, or an error element's `StatusCode`. */
+  readonly coreCode?: string;
 }
 
 /** A SOAP Fault answered by the other side of a call. */
@@ -83,7 +85,36 @@ export function readFault(fault: XmlElement): Fault {
     };
   }
   const text = detail ? allText(detail).trim().slice(0, 1000) : '';
-  return { faultCode, faultString, ...(text ? { detailText: text } : {}) };
+  const coreCode = detail ? codeWithin(detail) : undefined;
+  return { faultCode, faultString, ...(text ? { detailText: text } : {}), ...(coreCode ? { coreCode } : {}) };
+}
+
+/** The text of the first element below `node` named like a code (`ErrorCode`, `errorCode`, `StatusCode`, `code`). */
+function codeWithin(node: XmlElement): string | undefined {
+  for (const child of node.children) {
+    if (/^(error|status|fault)?code$/i.test(localName(child.name)) && child.text.trim()) return child.text.trim();
+    const below = codeWithin(child);
+    if (below) return below;
+  }
+  return undefined;
+}
+
+/**
+ * A SymXchange error element in an answer that is not a Fault, read as one: the `BaseResponse` form (a
+ * `StatusCode` attribute and a `StatusMessage`) or a `Status` child (`StatusCode`, `Message`). A status
+ * code of 0, or none, is no error.
+ * @example statusError(parseXml('<Response StatusCode="7"><StatusMessage>Account locked</StatusMessage></Response>'))
+ *   // { faultCode: 'Server', faultString: 'Account locked', coreCode: '7' }
+ */
+export function statusError(response: XmlElement): Fault | undefined {
+  const attribute = Object.keys(response.attributes).find((name) => localName(name) === 'StatusCode');
+  const status = response.children.find((c) => localName(c.name) === 'Status');
+  const code = (attribute ? response.attributes[attribute] : status && childText(status, 'StatusCode'))?.trim();
+  if (code === undefined || code === '' || Number(code) === 0) return undefined;
+  const message =
+    (attribute ? childText(response, 'StatusMessage') : status && childText(status, 'Message'))?.trim() ||
+    `the core answered status ${code}`;
+  return { faultCode: 'Server', faultString: message.slice(0, 1000), coreCode: code };
 }
 
 /**

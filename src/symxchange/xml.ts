@@ -54,6 +54,9 @@ export interface XmlLimits {
 /** Large enough for a 131-field tracking record page; small enough to refuse a flood. */
 export const DEFAULT_XML_LIMITS: XmlLimits = { maxLength: 4 * 1024 * 1024, maxDepth: 32, maxElements: 100_000 };
 
+/** The attributes of every element that has none: one object, so that readers can skip them at once. */
+export const NO_ATTRIBUTES: Readonly<Record<string, string>> = Object.freeze({});
+
 /** A parsed element, prefixes kept as written (namespace resolution is the codec's). */
 export interface XmlElement {
   readonly name: string;
@@ -97,7 +100,7 @@ export function parseXml(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): X
     throw new SoapCodecError('XML_TOO_LARGE', `the document exceeds ${limits.maxLength} characters`);
   interface Building {
     readonly name: string;
-    readonly attributes: Record<string, string>;
+    readonly attributes: Readonly<Record<string, string>>;
     readonly declarations?: ReadonlyMap<string, string>;
     readonly children: XmlElement[];
     text: string;
@@ -116,13 +119,15 @@ export function parseXml(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): X
     if (open.length >= limits.maxDepth)
       throw new SoapCodecError('XML_TOO_DEEP', `elements nest deeper than ${limits.maxDepth}`);
     let declarations: Map<string, string> | undefined;
+    let attributes: Readonly<Record<string, string>> = NO_ATTRIBUTES;
     for (const name in tag.attributes) {
+      attributes = tag.attributes;
       if (name === 'xmlns') (declarations ??= new Map()).set('', tag.attributes[name]!);
       else if (name.startsWith('xmlns:')) (declarations ??= new Map()).set(name.slice(6), tag.attributes[name]!);
     }
     const element: Building = declarations
-      ? { name: tag.name, attributes: tag.attributes, declarations, children: [], text: '' }
-      : { name: tag.name, attributes: tag.attributes, children: [], text: '' };
+      ? { name: tag.name, attributes, declarations, children: [], text: '' }
+      : { name: tag.name, attributes, children: [], text: '' };
     const parent = open[open.length - 1];
     if (parent) parent.children.push(element);
     else root = element;

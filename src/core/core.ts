@@ -1,0 +1,44 @@
+/**
+ * The core boundary (DESIGN, "The core boundary and SymXchange"): every operation asks a core for its
+ * answer. `store` answers from coregate's own records; `symxchange` forwards to a Symitar core over
+ * SymXchange (gateway mode). The gateway's policy (tokens, scopes, rate limits, validation, audit,
+ * idempotency) sits in front of the boundary and is the same for both.
+ */
+import type { AnyOperation, OperationContext, RequestBody } from '../operations/types.js';
+
+/** One call of an operation, as the core sees it. */
+export interface CoreCall {
+  /** The request id (`X-Request-Id`): the SOAP MessageId in gateway mode, so one id follows a call into the core's logs. */
+  readonly requestId: string;
+  /** The Sym the path named (`/gw/<sym>/…`). */
+  readonly sym: number;
+  /** What the call cost at the core and how it ended (`ok`, a problem code), set by a core that calls out; audited. */
+  outcome?: { readonly latencyMs: number; readonly outcome: string };
+}
+
+/** Whether a core can answer now, for `/ready`. */
+export interface CoreReadiness {
+  readonly ready: boolean;
+  /** What the core is and its state: `store`, or each Sym's circuit (`627: closed`). */
+  readonly detail: string;
+}
+
+export interface Core {
+  readonly kind: 'store' | 'symxchange';
+  /** The Syms this core answers for; a path naming another is a 404. */
+  readonly syms: readonly number[];
+  /**
+   * Body credentials are the core's to verify (gateway mode): coregate checks their shape, the kinds the
+   * operation accepts and what it can confine, and passes them on.
+   */
+  readonly verifiesCredentials: boolean;
+  /** The answer of a validated request (a write runs in the transaction `context.db` holds). */
+  answer(
+    operation: AnyOperation,
+    context: OperationContext,
+    body: RequestBody<never>,
+    call: CoreCall,
+  ): Promise<unknown>;
+  readiness(): CoreReadiness;
+  close(): Promise<void>;
+}

@@ -1,0 +1,35 @@
+/**
+ * The core every operation asks for its answer (core.ts), as the settings choose it: `COREGATE_CORE=store`
+ * (coregate's own records, the default) or `COREGATE_CORE=symxchange` (gateway mode).
+ */
+import type { TSchema } from 'typebox';
+import type { Config } from '../config.js';
+import type { AnyOperation } from '../operations/types.js';
+import type { Core } from './core.js';
+import { storeCore } from './store-core.js';
+import { symxchangeCore } from './symxchange-core.js';
+
+export type { Core, CoreCall, CoreReadiness } from './core.js';
+export { faultProblem } from './symxchange-core.js';
+
+export interface CoreOptions {
+  readonly operations: readonly AnyOperation[];
+  readonly schemas: readonly TSchema[];
+  /** Told when a gateway core's circuit opens or closes again, for the log. */
+  readonly onCircuit?: (sym: number, state: 'open' | 'closed', url: URL) => void;
+}
+
+/**
+ * The configured core; throws at start for gateway settings that cannot work.
+ * @example const core = createCore(config, { operations: OPERATIONS, schemas: SHARED_SCHEMAS });
+ */
+export function createCore(config: Config, options: CoreOptions): Core {
+  if (config.core === 'store') return storeCore();
+  return symxchangeCore({
+    settings: config.symxchange!,
+    operations: options.operations,
+    schemas: options.schemas,
+    listMaximum: config.listMaximum,
+    onCircuit: options.onCircuit,
+  });
+}
