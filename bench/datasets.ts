@@ -206,3 +206,28 @@ export async function createCredentials(dataset: Dataset): Promise<Credentials> 
   }
   return { token, adminPassword };
 }
+
+/**
+ * The gateway's own database (`coregate_bench_gateway`, recreated on every run: it holds only tokens, the
+ * audit trail and idempotency keys) and a function creating its API token once the core's URL is known.
+ */
+export async function prepareGateway(adminUrl: string): Promise<{
+  readonly env: NodeJS.ProcessEnv;
+  readonly token: (coreUrl: string) => Promise<string>;
+}> {
+  const name = 'coregate_bench_gateway';
+  const dataDir = join(DATA_DIR, 'gateway');
+  mkdirSync(dataDir, { recursive: true });
+  await recreateDatabase(adminUrl, name);
+  const env = coregateEnv(dataDir, databaseUrl(adminUrl, name));
+  return {
+    env,
+    async token(coreUrl) {
+      const gatewayEnv = { ...env, COREGATE_CORE: 'symxchange', COREGATE_SYMXCHANGE_URL: coreUrl };
+      const created = await coregate(['token', 'create', '--name', `bench-${Date.now()}`], gatewayEnv);
+      const token = created.stdout.split('\n')[0]?.trim();
+      if (!token) throw new Error(`Could not read the gateway's token from the CLI:\n${created.stdout}`);
+      return token;
+    },
+  };
+}

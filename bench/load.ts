@@ -3,7 +3,7 @@
  * the server's memory sampled) that return a typed result.
  */
 import autocannon from 'autocannon';
-import { sampleRss } from './servers.js';
+import { sampleCpu, sampleRss } from './servers.js';
 
 export type Headers = Readonly<Record<string, string>>;
 
@@ -57,6 +57,8 @@ export interface LoadResult {
   readonly bytesPerResponse: number;
   /** Largest resident set of the server's process tree seen during the run, sampled every 500 ms. */
   readonly maxRssBytes: number;
+  /** CPU time (user and system) the server's process tree spent per request during the run. */
+  readonly cpuMsPerRequest: number;
 }
 
 function fire(spec: LoadSpec, seconds: number): Promise<autocannon.Result> {
@@ -84,7 +86,9 @@ export const warmUpSeconds = (seconds: number) => (seconds <= 2 ? 1 : 2);
 export async function measure(spec: LoadSpec): Promise<LoadResult> {
   await fire(spec, warmUpSeconds(spec.seconds));
   const rss = sampleRss(spec.pid);
+  const cpu = sampleCpu(spec.pid);
   const result = await fire(spec, spec.seconds);
+  const cpuMs = cpu.stop();
   const maxRssBytes = rss.stop();
   return {
     requestsPerSecond: result.requests.average,
@@ -96,5 +100,6 @@ export async function measure(spec: LoadSpec): Promise<LoadResult> {
     socketErrors: result.errors - result.timeouts,
     bytesPerResponse: result.requests.total > 0 ? Math.round(result.throughput.total / result.requests.total) : 0,
     maxRssBytes,
+    cpuMsPerRequest: result.requests.total > 0 ? Math.round((cpuMs / result.requests.total) * 1000) / 1000 : 0,
   };
 }

@@ -107,7 +107,7 @@ export async function measureScenario(
   const result = await measure({
     url: target.server.url,
     headers: target.headers,
-    connections: settings.connections,
+    connections: scenario.connections ?? settings.connections,
     seconds: settings.seconds,
     pid: target.server.pid,
     next: () => {

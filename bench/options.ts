@@ -5,9 +5,10 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_SEED } from '../src/seed/load.js';
 
-/** The servers a scenario is measured against. */
-export const TARGETS = ['pg', 'pglite', 'prism', 'ceiling'] as const;
-export type TargetId = (typeof TARGETS)[number];
+/** The servers a scenario is measured against, as `--only` names them. */
+export const TARGETS = ['pg', 'pglite', 'prism', 'ceiling', 'gateway'] as const;
+/** `core`: the SymXchange core the gateway calls, measured with `gateway`. */
+export type TargetId = (typeof TARGETS)[number] | 'core';
 
 /** The `--only` word that selects the scale checks. */
 export const SCALE_CHECKS = 'scale';
@@ -32,8 +33,9 @@ export interface BenchOptions {
 export const USAGE = `Usage: npm run bench -- [options]
 
 Seeds PostgreSQL and PGlite datasets, starts coregate (PostgreSQL and PGlite), Prism on coregate's
-OpenAPI document and a bare Fastify ceiling server, measures every scenario with autocannon, checks
-that lookups and paging scale, prints a table and writes bench/results/<timestamp>.json.
+OpenAPI document, a bare Fastify ceiling server, and coregate in gateway mode in front of a coregate
+SymXchange core on the PostgreSQL dataset; measures every scenario with autocannon, checks that lookups
+and paging scale and what the gateway adds, prints a table and writes bench/results/<timestamp>.json.
 
   --accounts N        accounts in the PostgreSQL dataset (default 100000; PGlite gets at most 100000)
   --seed S            generator seed (default ${DEFAULT_SEED})

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Measurement } from './measure.js';
 import type { ScaleCheck } from './scale.js';
 import { SCALE_LIMIT } from './scale.js';
-import { SOAP_PREFIX } from './scenarios.js';
+import { SOAP_PREFIX, SOAP_TWINS, unloaded } from './scenarios.js';
 import { BENCH_DIR } from './servers.js';
 
 const MB = 1024 * 1024;
@@ -60,6 +60,7 @@ const HEADER = [
   'p99 ms',
   'errors n/t/s',
   'RSS MB',
+  'CPU ms/req',
   'B/resp',
   '/ceiling',
   '/Prism',
@@ -79,6 +80,7 @@ function cells(measurements: readonly Measurement[], m: Measurement): string[] {
     result.p99Ms.toFixed(1),
     `${result.non2xx}/${result.timeouts}/${result.socketErrors}`,
     (result.maxRssBytes / MB).toFixed(0),
+    result.cpuMsPerRequest.toFixed(2),
     String(result.bytesPerResponse),
     ratio(measurements, m, 'ceiling'),
     ratio(measurements, m, 'prism'),
@@ -117,6 +119,50 @@ export function scaleCheckLines(checks: readonly ScaleCheck[]): string {
       return [verdictLine, ...details.map((line) => `      ${line}`)].join('\n');
     })
     .join('\n');
+}
+
+/** The gateway's targets: req/s against the core's own, p50 added, no socket errors. */
+export const GATEWAY_LIMITS = { ratio: 0.8, addedP50Ms: 1 } as const;
+
+/**
+ * What the gateway adds, per SOAP twin: its req/s against its core's own (the core measured alone on the
+ * envelopes the gateway sends), its p50 minus the core's, its socket errors and its own CPU per request,
+ * each with PASS/FAIL against the targets. Empty when the gateway was not measured.
+ */
+export function gatewayLines(measurements: readonly Measurement[]): string {
+  const lines = SOAP_TWINS.flatMap((name) => {
+    const gateway = measurements.find((m) => m.scenario === name && m.target === 'gateway');
+    const core = measurements.find((m) => m.scenario === `${SOAP_PREFIX}${name}` && m.target === 'core');
+    if (!gateway && !core) return [];
+    if (!gateway?.ok || !core?.ok)
+      return [
+        `FAIL  gateway ${name}: ${[gateway, core].find((m) => m && !m.ok) ? 'a measurement failed' : 'not measured'}`,
+      ];
+    const g = gateway.result;
+    const c = core.result;
+    const quiet = [gateway, core].map((m) =>
+      measurements.find((other) => other.scenario === unloaded(m.scenario) && other.target === m.target),
+    );
+    // One connection, one request at a time: each takes 1/(req/s), which autocannon's whole-millisecond
+    // latencies cannot show.
+    const [quietGateway, quietCore] = quiet.map((m) =>
+      m?.ok && m.result.requestsPerSecond > 0 ? 1000 / m.result.requestsPerSecond : undefined,
+    );
+    const ratio = c.requestsPerSecond > 0 ? g.requestsPerSecond / c.requestsPerSecond : 0;
+    const added = g.p50Ms - c.p50Ms;
+    const verdict = (pass: boolean) => (pass ? 'PASS' : 'FAIL');
+    return [
+      `${verdict(ratio >= GATEWAY_LIMITS.ratio)}  gateway ${name}: ${g.requestsPerSecond.toFixed(0)} req/s = ${ratio.toFixed(2)}× its core's ${c.requestsPerSecond.toFixed(0)} (limit ${GATEWAY_LIMITS.ratio}×)`,
+      `${verdict(added <= GATEWAY_LIMITS.addedP50Ms)}  gateway ${name}: p50 ${g.p50Ms.toFixed(1)} ms - core's ${c.p50Ms.toFixed(1)} ms = ${added.toFixed(1)} ms added (limit ${GATEWAY_LIMITS.addedP50Ms} ms)`,
+      ...(quietGateway === undefined || quietCore === undefined
+        ? []
+        : [
+            `      gateway ${name} at 1 connection: ${quietGateway.toFixed(2)} ms a request - core's ${quietCore.toFixed(2)} ms = ${(quietGateway - quietCore).toFixed(2)} ms added`,
+          ]),
+      `${verdict(g.socketErrors === 0)}  gateway ${name}: ${g.socketErrors} socket errors, ${g.non2xx} non-2xx; gateway CPU ${g.cpuMsPerRequest.toFixed(2)} ms/request, core CPU ${c.cpuMsPerRequest.toFixed(2)} ms/request`,
+    ];
+  });
+  return lines.join('\n');
 }
 
 /** Writes the results as bench/results/<ISO timestamp>.json; returns the file's path. */

@@ -6,6 +6,7 @@
 import {
   createCredentials,
   postgresVersion,
+  prepareGateway,
   preparePglite,
   preparePostgres,
   PGLITE_MAX_ACCOUNTS,
@@ -15,13 +16,14 @@ import {
 import { warmUpSeconds } from './load.js';
 import { measureScenario, type Measurement, type MeasurementSettings } from './measure.js';
 import { parseOptions, SCALE_CHECKS, TARGETS, USAGE, UsageError, type BenchOptions, type TargetId } from './options.js';
-import { machineFacts, resultsTable, scaleCheckLines, writeResults } from './report.js';
+import { gatewayLines, machineFacts, resultsTable, scaleCheckLines, writeResults } from './report.js';
 import { lookupScaleCheck, pagingScaleCheck, SCALE_MEASUREMENTS, SMALL_ACCOUNTS, type ScaleCheck } from './scale.js';
-import { SCENARIOS, type Scenario } from './scenarios.js';
+import { measuredOn, SCENARIOS, type Scenario } from './scenarios.js';
 import { buildCoregate, installCleanup, stopAllChildren } from './servers.js';
 import {
   ceilingTarget,
   coregateTarget,
+  gatewayTargets,
   prismTarget,
   startCeiling,
   startCoregate,
@@ -83,9 +85,10 @@ interface Datasets {
 /** Seeds (or reuses) the datasets the selection needs, one after the other. */
 async function prepareDatasets(options: BenchOptions, selection: Selection, notes: string[]): Promise<Datasets> {
   const { accounts, seed, reuse, databaseUrl } = options;
-  const postgres = selection.targets.includes('pg')
-    ? await prepare(preparePostgres(databaseUrl, accounts, seed, reuse))
-    : undefined;
+  const postgres =
+    selection.targets.includes('pg') || selection.targets.includes('gateway')
+      ? await prepare(preparePostgres(databaseUrl, accounts, seed, reuse))
+      : undefined;
   const pglite = selection.targets.includes('pglite') ? await prepare(preparePglite(accounts, seed, reuse)) : undefined;
   if (pglite && pglite.dataset.accounts < accounts) {
     notes.push(`PGlite holds ${pglite.dataset.accounts} accounts (at most ${PGLITE_MAX_ACCOUNTS}), not ${accounts}`);
@@ -107,18 +110,28 @@ async function coregateOn(id: 'pg' | 'pglite', prepared: Prepared, workers: numb
 async function startTargets(
   selection: Selection,
   datasets: Datasets,
-  workers: number,
+  options: BenchOptions,
   answerSizes: ReadonlyMap<string, number>,
   notes: string[],
 ): Promise<Target[]> {
+  const { workers } = options;
   const coregates = await Promise.all([
-    datasets.postgres ? coregateOn('pg', datasets.postgres, workers) : undefined,
+    datasets.postgres && selection.targets.includes('pg') ? coregateOn('pg', datasets.postgres, workers) : undefined,
     datasets.pglite ? coregateOn('pglite', datasets.pglite, 1) : undefined,
   ]);
   const targets = coregates.filter((target): target is Target => target !== undefined);
-  const [lender] = targets;
+  if (datasets.postgres && selection.targets.includes('gateway')) {
+    const { dataset, credentials } = datasets.postgres;
+    const gateway = await prepareGateway(options.databaseUrl);
+    targets.push(...(await gatewayTargets(dataset, credentials, gateway, workers)));
+    notes.push(
+      `the gateway and its core each ran ${workers} process(es) on this machine, beside PostgreSQL and the load generator`,
+    );
+  }
+  const [lender] = coregates.filter((target): target is Target => target !== undefined);
   if (!lender) {
-    if (selection.targets.length > 0) notes.push('Prism and the ceiling need a coregate target (pg or pglite)');
+    if (selection.targets.some((id) => id === 'prism' || id === 'ceiling'))
+      notes.push('Prism and the ceiling need a coregate target (pg or pglite)');
     return targets;
   }
   if (selection.targets.includes('prism')) targets.push(prismTarget(await startPrism(lender.server), lender));
@@ -144,9 +157,9 @@ async function measureAll(
   answerSizes: Map<string, number>,
 ): Promise<Measurement[]> {
   const measurements: Measurement[] = [];
-  const total = targets.length * scenarios.length;
+  const total = scenarios.reduce((sum, scenario) => sum + targets.filter((t) => measuredOn(scenario, t.id)).length, 0);
   for (const scenario of scenarios) {
-    for (const target of targets) {
+    for (const target of targets.filter((t) => measuredOn(scenario, t.id))) {
       process.stdout.write(`[${measurements.length + 1}/${total}] ${scenario.name} on ${target.label}: `);
       const measurement = await measureScenario(target, scenario, settings);
       console.log(summary(measurement));
@@ -206,6 +219,8 @@ function report(outcome: Outcome): void {
     console.log('errors: non-2xx / timeouts / socket errors; /ceiling and /Prism: coregate req/s over theirs');
   }
   if (scaleChecks.length > 0) console.log(`\n${scaleCheckLines(scaleChecks)}`);
+  const gateway = gatewayLines(measurements);
+  if (gateway) console.log(`\n${gateway}`);
   for (const note of notes) console.log(`note: ${note}`);
   const file = writeResults(startedAt, {
     startedAt: startedAt.toISOString(),
@@ -239,7 +254,10 @@ async function run(options: BenchOptions): Promise<void> {
   const notes = [
     "RSS is the server's whole process tree (with cluster workers); PostgreSQL's processes are not counted",
   ];
-  const runs = selection.targets.length * selection.scenarios.length + (selection.scaleChecks ? SCALE_MEASUREMENTS : 0);
+  const measured = selection.targets.flatMap((id) => (id === 'gateway' ? ['gateway', 'core'] : [id]));
+  const runs =
+    selection.scenarios.reduce((sum, scenario) => sum + measured.filter((id) => measuredOn(scenario, id)).length, 0) +
+    (selection.scaleChecks ? SCALE_MEASUREMENTS : 0);
   const minutes = (runs * (options.duration + warmUpSeconds(options.duration))) / 60;
   console.log(
     `Targets: ${selection.targets.join(', ') || 'none'}; ${selection.scenarios.length} scenarios` +
@@ -249,7 +267,7 @@ async function run(options: BenchOptions): Promise<void> {
   await buildCoregate();
   const datasets = await prepareDatasets(options, selection, notes);
   const answerSizes = new Map<string, number>();
-  const targets = await startTargets(selection, datasets, options.workers, answerSizes, notes);
+  const targets = await startTargets(selection, datasets, options, answerSizes, notes);
   const measurements = await measureAll(targets, selection.scenarios, settings, answerSizes);
   const pg = targets.find((target) => target.id === 'pg');
   const scaleChecks = selection.scaleChecks && pg ? await runScaleChecks(pg, datasets, options.workers, settings) : [];

@@ -35,6 +35,10 @@ export interface Scenario {
   readonly name: string;
   /** Operation names and their weights in the blend (one operation with weight 1 for most). */
   readonly parts: readonly { readonly operation: string; readonly weight: number }[];
+  /** Connections of this scenario's runs, when not the run's setting. */
+  readonly connections?: number;
+  /** The only targets it is measured on, when not every target. */
+  readonly targets?: readonly string[];
 }
 
 const P1 = '/gw/627/persistent';
@@ -446,6 +450,9 @@ export function soapTwin(json: Operation): Operation {
   };
 }
 
+/** The name of a scenario's run on one connection. */
+export const unloaded = (name: string) => `${name} (1 connection)`;
+
 /** Mix weights: lookups dominate, as in home banking and card traffic, then collateral reads and writes. */
 const MIX: Readonly<Record<string, number>> = {
   findByActiveCard: 20,
@@ -471,7 +478,28 @@ export const SCENARIOS: readonly Scenario[] = [
     parts: [{ operation: `${SOAP_PREFIX}${name}`, weight: 1 }],
   })),
   { name: 'mix', parts: Object.entries(MIX).map(([operation, weight]) => ({ operation, weight })) },
+  // What the gateway adds to a call when nothing queues: the gateway and its core, one request at a time.
+  ...SOAP_TWINS.flatMap((name) => [
+    { name: unloaded(name), parts: [{ operation: name, weight: 1 }], connections: 1, targets: ['gateway'] },
+    {
+      name: unloaded(`${SOAP_PREFIX}${name}`),
+      parts: [{ operation: `${SOAP_PREFIX}${name}`, weight: 1 }],
+      connections: 1,
+      targets: ['core'],
+    },
+  ]),
 ];
+
+/**
+ * Whether a scenario is measured on a target: the targets it names, if it names any; the gateway and its
+ * core only on the SOAP twins' operations (the gateway the JSON requests, its core the envelopes).
+ */
+export function measuredOn(scenario: Scenario, target: string): boolean {
+  if (scenario.targets) return scenario.targets.includes(target);
+  if (target === 'gateway') return (SOAP_TWINS as readonly string[]).includes(scenario.name);
+  if (target === 'core') return SOAP_TWINS.some((name) => scenario.name === `${SOAP_PREFIX}${name}`);
+  return true;
+}
 
 /** The order of operations in a run of a scenario: each as often as its weight, shuffled deterministically. */
 export function schedule(scenario: Scenario): string[] {

@@ -212,21 +212,59 @@ export async function startServer(spec: ServerSpec): Promise<Server> {
 /** The resident set of a process and all its descendants, in bytes; 0 once it is gone. */
 function processTreeRss(pid: number): number {
   let kilobytes = 0;
-  const pending = [pid];
-  while (pending.length > 0) {
-    const current = pending.pop()!;
+  for (const member of processTree(pid)) {
     try {
-      const status = readFileSync(`/proc/${current}/status`, 'utf8');
-      kilobytes += Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0);
-      for (const task of readdirSync(`/proc/${current}/task`)) {
-        const listed = readFileSync(`/proc/${current}/task/${task}/children`, 'utf8').trim();
-        if (listed) pending.push(...listed.split(/\s+/).map(Number));
-      }
+      kilobytes += Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${member}/status`, 'utf8'))?.[1] ?? 0);
     } catch {
       // The process exited while being read.
     }
   }
   return kilobytes * 1024;
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** The pids of a process and all its descendants that are alive now. */
+function processTree(pid: number): number[] {
+  const found: number[] = [];
+  const pending = [pid];
+  while (pending.length > 0) {
+    const current = pending.pop()!;
+    try {
+      for (const task of readdirSync(`/proc/${current}/task`)) {
+        const listed = readFileSync(`/proc/${current}/task/${task}/children`, 'utf8').trim();
+        if (listed) pending.push(...listed.split(/\s+/).map(Number));
+      }
+      found.push(current);
+    } catch {
+      // The process exited while being read.
+    }
+  }
+  return found;
+}
+
+/** CPU time (user and system) a process has used, in ms; 0 once it is gone. */
+function processCpuMs(pid: number): number {
+  try {
+    // The fields after the command name (which may hold spaces) start with the state, field 3.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Measures the CPU time a process tree uses from now until `stop`, in ms. Processes are followed by pid, so
+ * a worker that exits during the run loses its share (the benchmark's servers keep theirs).
+ */
+export function sampleCpu(pid: number): { stop(): number } {
+  const before = new Map(processTree(pid).map((member) => [member, processCpuMs(member)]));
+  return {
+    stop: () => processTree(pid).reduce((total, member) => total + processCpuMs(member) - (before.get(member) ?? 0), 0),
+  };
 }
 
 const RSS_SAMPLE_MS = 500;

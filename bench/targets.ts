@@ -41,6 +41,8 @@ const TARGET_LABELS: Readonly<Record<TargetId, string>> = {
   pglite: 'coregate/PGlite',
   prism: 'Prism mock',
   ceiling: 'Fastify ceiling',
+  core: 'SymXchange core',
+  gateway: 'coregate gateway',
 };
 
 const jsonHeaders = (token: string): Headers => ({
@@ -205,4 +207,47 @@ export function ceilingTarget(server: Server, borrowed: Target, answerSizes: Rea
       return answer.bytes === expected ? undefined : `${answer.bytes} bytes instead of ${expected}`;
     },
   };
+}
+
+/**
+ * The gateway and its core: coregate serving the PostgreSQL dataset's SymXchange face as a core does (body
+ * credentials alone, `COREGATE_SOAP_AUTH=credentials`), and coregate in gateway mode in front of it, on a
+ * database of its own (its tokens and audit trail). The gateway is sent the JSON requests of the SOAP
+ * twins' operations, the core the twins' envelopes: what the gateway calls, measured alone.
+ */
+export async function gatewayTargets(
+  dataset: Dataset,
+  credentials: Credentials,
+  gateway: { readonly env: NodeJS.ProcessEnv; readonly token: (coreUrl: string) => Promise<string> },
+  workers: number,
+): Promise<[Target, Target]> {
+  const core = await startCoregate(
+    'SymXchange core',
+    { ...dataset, env: { ...dataset.env, COREGATE_SOAP_AUTH: 'credentials' } },
+    workers,
+  );
+  const env = { ...gateway.env, COREGATE_CORE: 'symxchange', COREGATE_SYMXCHANGE_URL: core.url };
+  const token = await gateway.token(core.url);
+  const gatewayServer = await startCoregate('coregate gateway', { ...dataset, env }, workers);
+  const { operations } = buildOperations(dataset.seed, dataset.accounts, credentials.adminPassword);
+  return [
+    {
+      id: 'core',
+      label: TARGET_LABELS.core,
+      server: core,
+      headers: {},
+      operations,
+      path: (operation) => operation.path,
+      judge: judgeCoregate,
+    },
+    {
+      id: 'gateway',
+      label: TARGET_LABELS.gateway,
+      server: gatewayServer,
+      headers: jsonHeaders(token),
+      operations,
+      path: (operation) => operation.path,
+      judge: judgeCoregate,
+    },
+  ];
 }
