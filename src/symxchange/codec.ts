@@ -366,7 +366,11 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
       if (value === null) {
         if (type === VERSION_TYPE) return `<${name}/>`;
         if (!nullable) throw violation('null where the JSON schema has no null');
-        return `<${name} xsi:nil="true"/>`;
+        // No value: xsi:nil where the XSD allows it, otherwise no element (as a core's JAXB writes it; a
+        // reader takes the absent element back as null).
+        if (element.nillable) return `<${name} xsi:nil="true"/>`;
+        if (element.minOccurs === 0) return '';
+        throw violation('null for an element the XSD requires and does not let be nil');
       }
       if (isObject(value)) {
         if (!content) throw violation(`an object where ${type} is expected`);
