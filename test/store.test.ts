@@ -350,25 +350,32 @@ for (const backend of BACKENDS) {
             where account_number = ${account(1)} and field_name = ${fieldName} order by sequence_number`.execute(db)
         ).rows;
 
-      test('locks a share by account and share id, returning all its columns', async () => {
+      test('locks a share by account and share id, returning the columns of the fields asked for and its key', async () => {
+        const fieldsNamed = (...names: string[]) => share.fields.filter((field) => names.includes(field.name));
         await db.transaction().execute(async (trx) => {
-          const row = await shareRecords.lock(trx, share, {
-            accountNumber: account(1),
-            shareId: '0000',
-            locator: undefined,
+          const row = await shareRecords.lock(
+            trx,
+            share,
+            { accountNumber: account(1), shareId: '0000', locator: undefined },
+            fieldsNamed('Description', 'DivRate'),
+          );
+          assert.deepEqual(row, {
+            account_number: account(1),
+            share_id: '0000',
+            description: 'SAVINGS',
+            div_rate: 0.5,
           });
-          assert.equal(row?.description, 'SAVINGS');
-          assert.equal(row?.div_rate, 0.5);
         });
       });
 
       test('locks a sub-record by account and locator; a ShareId given must match too', async () => {
         await db.transaction().execute(async (trx) => {
           const key = { accountNumber: account(1), shareId: undefined, locator: 3 };
-          assert.equal((await shareRecords.lock(trx, hold, key))?.reference1, 'CHECK 1040');
-          assert.equal((await shareRecords.lock(trx, hold, { ...key, shareId: '0001' }))?.share_id, '0001');
-          assert.equal(await shareRecords.lock(trx, hold, { ...key, shareId: '0000' }), undefined);
-          assert.equal(await shareRecords.lock(trx, hold, { ...key, locator: 4 }), undefined);
+          const reference1 = hold.fields.filter((field) => field.name === 'Reference1');
+          assert.equal((await shareRecords.lock(trx, hold, key, reference1))?.reference1, 'CHECK 1040');
+          assert.equal((await shareRecords.lock(trx, hold, { ...key, shareId: '0001' }, []))?.share_id, '0001');
+          assert.equal(await shareRecords.lock(trx, hold, { ...key, shareId: '0000' }, []), undefined);
+          assert.equal(await shareRecords.lock(trx, hold, { ...key, locator: 4 }, []), undefined);
         });
       });
 

@@ -303,12 +303,14 @@ function historyRows(
 async function applyUpdate(record: RecordDef, family: Family, context: OperationContext, body: UpdateBody) {
   const key = recordKey(record, body);
   const { db, secrets, caller } = context;
-  const row = await shareRecords.lock(db, record, key);
+  const submitted = property(body, updatableFieldsName(record, family)) as WireRecord;
+  const fields = record.fields.filter((field) => field.name in submitted);
+  const row = await shareRecords.lock(db, record, key, fields);
   if (!row) {
     const where = [key.accountNumber, key.shareId, key.locator].filter((part) => part !== undefined).join('/');
     throw recordNotFound(`No ${record.name} record ${where}`);
   }
-  const plan = planChanges(record, row, property(body, updatableFieldsName(record, family)) as WireRecord, secrets);
+  const plan = planChanges(record, row, submitted, secrets);
   const history = historyRows(record, key, row, plan.changes, caller.userNumber, secrets);
   await shareRecords.write(db, record, key, toRow(record, plan.values, {}, secrets), history);
   const primaryKey = primaryKeyFields(record, key, row);

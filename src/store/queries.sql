@@ -99,7 +99,10 @@ from "corp_transfer" p
 where p."global_sequence_date" = $1 and p."global_sequence" = $2;
 
 -- updateShareByID (1 of 2)
-select *
+select "account_number",
+  "share_id",
+  "description",
+  "div_rate"
 from "share"
 where "account_number" = $1 and "share_id" = $2
 for update;
@@ -134,7 +137,10 @@ select "share_id",
 from json_populate_recordset(null::"account_fm_history", $4::json);
 
 -- updateShareHoldByID (1 of 2)
-select *
+select "account_number",
+  "share_id",
+  "locator",
+  "reference1"
 from "share_hold"
 where "account_number" = $1 and "locator" = $2
 for update;

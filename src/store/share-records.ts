@@ -3,9 +3,10 @@
  * their history.
  */
 import { sql } from 'kysely';
-import { recordDef, type RecordDef } from '../catalog/index.js';
+import { recordDef, type FieldDef, type RecordDef } from '../catalog/index.js';
 import type { Db } from './database.js';
-import { insertRows, insertStatement, whereKey, type Row } from './records.js';
+import { insertRows, insertStatement, quoted, whereKey, type Row } from './records.js';
+import { protectedColumns } from './schema.js';
 
 /** Where a share record is: account, share and (for sub-records) locator. */
 export interface ShareRecordKey {
@@ -32,12 +33,20 @@ function updateStatement(record: RecordDef, key: ShareRecordKey, columns: Row) {
 }
 
 export const shareRecords = {
-  /** The record's row (all columns), locked until the transaction ends; undefined if there is none. */
-  async lock(trx: Db, record: RecordDef, key: ShareRecordKey): Promise<Row | undefined> {
-    const result =
-      await sql<Row>`select * from ${sql.table(record.table)} where ${whereKey(keyColumns(key))} for update`.execute(
-        trx,
-      );
+  /**
+   * The record's row, locked until the transaction ends; undefined if there is none. It holds the columns
+   * of `fields` (their HMAC and ciphertext for a protected one) and the record's key columns: a share row
+   * has two hundred columns, and an update reads a few.
+   */
+  async lock(trx: Db, record: RecordDef, key: ShareRecordKey, fields: readonly FieldDef[]): Promise<Row | undefined> {
+    const columns = new Set([...record.keyColumns.map((k) => k.column), ...record.primaryKey]);
+    for (const field of fields) {
+      if (!field.protection) columns.add(field.column);
+      else Object.values(protectedColumns(field)).forEach((column) => columns.add(column));
+    }
+    const list = sql.raw([...columns].map(quoted).join(', '));
+    const result = await sql<Row>`select ${list} from ${sql.table(record.table)}
+      where ${whereKey(keyColumns(key))} for update`.execute(trx);
     return result.rows[0];
   },
 
