@@ -3,7 +3,8 @@
  * answers a constant JSON body of exactly `bytes` bytes. Measured with an operation's request bodies
  * and response size, it shows what the framework alone achieves on this machine.
  *
- * Run: PORT=9000 node --import tsx bench/ceiling.ts [--workers W]  (W processes through node:cluster)
+ * The bench compiles it as it compiles coregate (servers.ts, `buildServers`) and runs
+ * `PORT=9000 node node_modules/.cache/coregate-bench/ceiling.js [--workers W]` (W processes through node:cluster).
  */
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';

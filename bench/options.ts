@@ -6,9 +6,15 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_SEED } from '../src/seed/load.js';
 
 /** The servers a scenario is measured against, as `--only` names them. */
-export const TARGETS = ['pg', 'pglite', 'prism', 'ceiling', 'gateway'] as const;
-/** `core`: the SymXchange core the gateway calls, measured with `gateway`. */
-export type TargetId = (typeof TARGETS)[number] | 'core';
+export const TARGETS = ['pg', 'pglite', 'prism', 'ceiling', 'handwritten', 'gateway'] as const;
+/** A target as `--only` names it. */
+export type TargetWord = (typeof TARGETS)[number];
+
+/**
+ * A server measured: `handwritten` is one hand-written anchor per database; `core` is the SymXchange core
+ * the gateway calls, measured with `gateway`.
+ */
+export type TargetId = Exclude<TargetWord, 'handwritten'> | 'handwritten-pg' | 'handwritten-pglite' | 'core';
 
 /** The `--only` word that selects the scale checks. */
 export const SCALE_CHECKS = 'scale';
@@ -32,10 +38,13 @@ export interface BenchOptions {
 
 export const USAGE = `Usage: npm run bench -- [options]
 
-Seeds PostgreSQL and PGlite datasets, starts coregate (PostgreSQL and PGlite), Prism on coregate's
-OpenAPI document, a bare Fastify ceiling server, and coregate in gateway mode in front of a coregate
+Seeds PostgreSQL and PGlite datasets (once: each run measures a copy), starts coregate (PostgreSQL and
+PGlite), Prism on coregate's OpenAPI document, a bare Fastify ceiling server, a hand-written findBySSN and
+getCollateralSelectFields service per database, and coregate in gateway mode in front of a coregate
 SymXchange core on the PostgreSQL dataset; measures every scenario with autocannon, checks that lookups
 and paging scale and what the gateway adds, prints a table and writes bench/results/<timestamp>.json.
+COREGATE_* variables of the bench's environment reach every coregate it starts (but those naming the
+data, the core and the SOAP authentication, which the bench sets).
 
   --accounts N        accounts in the PostgreSQL dataset (default 100000; PGlite gets at most 100000)
   --seed S            generator seed (default ${DEFAULT_SEED})

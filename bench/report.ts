@@ -64,6 +64,7 @@ const HEADER = [
   'B/resp',
   '/ceiling',
   '/Prism',
+  '/hand-written',
   'SOAP/JSON',
 ];
 /** Columns aligned left; the others are numbers, aligned right. */
@@ -84,6 +85,7 @@ function cells(measurements: readonly Measurement[], m: Measurement): string[] {
     String(result.bytesPerResponse),
     ratio(measurements, m, 'ceiling'),
     ratio(measurements, m, 'prism'),
+    ratio(measurements, m, m.target === 'pg' ? 'handwritten-pg' : 'handwritten-pglite'),
     soapRatio(measurements, m),
   ];
 }

@@ -4,7 +4,8 @@
  * and writes them to bench/results/<timestamp>.json. `npm run bench -- --help` lists the options.
  */
 import {
-  createCredentials,
+  dropRunCopies,
+  passedSettings,
   postgresVersion,
   prepareGateway,
   preparePglite,
@@ -15,15 +16,24 @@ import {
 } from './datasets.js';
 import { warmUpSeconds } from './load.js';
 import { measureScenario, type Measurement, type MeasurementSettings } from './measure.js';
-import { parseOptions, SCALE_CHECKS, TARGETS, USAGE, UsageError, type BenchOptions, type TargetId } from './options.js';
+import {
+  parseOptions,
+  SCALE_CHECKS,
+  TARGETS,
+  USAGE,
+  UsageError,
+  type BenchOptions,
+  type TargetWord,
+} from './options.js';
 import { gatewayLines, machineFacts, resultsTable, scaleCheckLines, writeResults } from './report.js';
 import { lookupScaleCheck, pagingScaleCheck, SCALE_MEASUREMENTS, SMALL_ACCOUNTS, type ScaleCheck } from './scale.js';
 import { measuredOn, SCENARIOS, type Scenario } from './scenarios.js';
-import { buildCoregate, installCleanup, stopAllChildren } from './servers.js';
+import { buildServers, installCleanup, stopAllChildren } from './servers.js';
 import {
   ceilingTarget,
   coregateTarget,
   gatewayTargets,
+  handwrittenTarget,
   prismTarget,
   startCeiling,
   startCoregate,
@@ -32,15 +42,15 @@ import {
 } from './targets.js';
 
 interface Selection {
-  readonly targets: readonly TargetId[];
+  readonly targets: readonly TargetWord[];
   readonly scenarios: readonly Scenario[];
   readonly scaleChecks: boolean;
 }
 
 /** What `--only`, `--skip-pglite` and `--skip-prism` leave to run. */
 function select(options: BenchOptions): Selection {
-  const targetWords = options.only.filter((word): word is TargetId => (TARGETS as readonly string[]).includes(word));
-  const otherWords = options.only.filter((word) => !targetWords.includes(word as TargetId) && word !== SCALE_CHECKS);
+  const targetWords = options.only.filter((word): word is TargetWord => (TARGETS as readonly string[]).includes(word));
+  const otherWords = options.only.filter((word) => !targetWords.includes(word as TargetWord) && word !== SCALE_CHECKS);
   const matching = (word: string) => SCENARIOS.filter((scenario) => scenario.name.toLowerCase().startsWith(word));
   const unknown = otherWords.filter((word) => matching(word).length === 0);
   if (unknown.length > 0) {
@@ -72,7 +82,7 @@ async function prepare(dataset: Promise<Dataset>): Promise<Prepared> {
   const ready = await dataset;
   const seeding = ready.reused ? 'reused' : `seeded at ${ready.seeding.accountsPerSecond} accounts/s`;
   console.log(`Dataset ${ready.name}: ${ready.accounts} accounts, ${seeding}`);
-  return { dataset: ready, credentials: await createCredentials(ready) };
+  return { dataset: ready, credentials: ready.credentials };
 }
 
 interface Datasets {
@@ -85,11 +95,14 @@ interface Datasets {
 /** Seeds (or reuses) the datasets the selection needs, one after the other. */
 async function prepareDatasets(options: BenchOptions, selection: Selection, notes: string[]): Promise<Datasets> {
   const { accounts, seed, reuse, databaseUrl } = options;
-  const postgres =
-    selection.targets.includes('pg') || selection.targets.includes('gateway')
-      ? await prepare(preparePostgres(databaseUrl, accounts, seed, reuse))
+  const wants = (...ids: TargetWord[]) => ids.some((id) => selection.targets.includes(id));
+  const postgres = wants('pg', 'gateway', 'handwritten')
+    ? await prepare(preparePostgres(databaseUrl, accounts, seed, reuse))
+    : undefined;
+  const pglite =
+    wants('pglite') || (wants('handwritten') && !options.skipPglite)
+      ? await prepare(preparePglite(accounts, seed, reuse))
       : undefined;
-  const pglite = selection.targets.includes('pglite') ? await prepare(preparePglite(accounts, seed, reuse)) : undefined;
   if (pglite && pglite.dataset.accounts < accounts) {
     notes.push(`PGlite holds ${pglite.dataset.accounts} accounts (at most ${PGLITE_MAX_ACCOUNTS}), not ${accounts}`);
   }
@@ -117,9 +130,16 @@ async function startTargets(
   const { workers } = options;
   const coregates = await Promise.all([
     datasets.postgres && selection.targets.includes('pg') ? coregateOn('pg', datasets.postgres, workers) : undefined,
-    datasets.pglite ? coregateOn('pglite', datasets.pglite, 1) : undefined,
+    datasets.pglite && selection.targets.includes('pglite') ? coregateOn('pglite', datasets.pglite, 1) : undefined,
   ]);
   const targets = coregates.filter((target): target is Target => target !== undefined);
+  if (selection.targets.includes('handwritten')) {
+    for (const prepared of [datasets.postgres, datasets.pglite]) {
+      if (prepared)
+        targets.push(await handwrittenTarget(prepared.dataset, prepared.dataset.kind === 'postgres' ? workers : 1));
+    }
+    notes.push(`the hand-written anchor ran ${workers} process(es) on PostgreSQL, as coregate; 1 on PGlite`);
+  }
   if (datasets.postgres && selection.targets.includes('gateway')) {
     const { dataset, credentials } = datasets.postgres;
     const gateway = await prepareGateway(options.databaseUrl);
@@ -216,7 +236,9 @@ function report(outcome: Outcome): void {
   const { startedAt, options, datasets, measurements, scaleChecks, notes } = outcome;
   if (measurements.length > 0) {
     console.log(`\n${resultsTable(measurements)}`);
-    console.log('errors: non-2xx / timeouts / socket errors; /ceiling and /Prism: coregate req/s over theirs');
+    console.log(
+      'errors: non-2xx / timeouts / socket errors; /ceiling, /Prism, /hand-written: coregate req/s over theirs',
+    );
   }
   if (scaleChecks.length > 0) console.log(`\n${scaleCheckLines(scaleChecks)}`);
   const gateway = gatewayLines(measurements);
@@ -234,6 +256,7 @@ function report(outcome: Outcome): void {
       workers: options.workers,
       only: options.only,
       reuse: options.reuse,
+      passedSettings: passedSettings(),
     },
     datasets: {
       postgres: describeDataset(datasets.postgres),
@@ -254,7 +277,13 @@ async function run(options: BenchOptions): Promise<void> {
   const notes = [
     "RSS is the server's whole process tree (with cluster workers); PostgreSQL's processes are not counted",
   ];
-  const measured = selection.targets.flatMap((id) => (id === 'gateway' ? ['gateway', 'core'] : [id]));
+  const measured = selection.targets.flatMap((id) =>
+    id === 'gateway'
+      ? ['gateway', 'core']
+      : id === 'handwritten'
+        ? ['handwritten-pg', ...(options.skipPglite ? [] : ['handwritten-pglite'])]
+        : [id],
+  );
   const runs =
     selection.scenarios.reduce((sum, scenario) => sum + measured.filter((id) => measuredOn(scenario, id)).length, 0) +
     (selection.scaleChecks ? SCALE_MEASUREMENTS : 0);
@@ -264,7 +293,7 @@ async function run(options: BenchOptions): Promise<void> {
       `${selection.scaleChecks ? ' and the scale checks' : ''}; measuring takes about ${minutes.toFixed(1)} min`,
   );
   const postgres = await postgresVersion(options.databaseUrl).catch((error: Error) => `unreachable: ${error.message}`);
-  await buildCoregate();
+  await buildServers();
   const datasets = await prepareDatasets(options, selection, notes);
   const answerSizes = new Map<string, number>();
   const targets = await startTargets(selection, datasets, options, answerSizes, notes);
@@ -301,6 +330,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return 1;
   } finally {
     await stopAllChildren();
+    await dropRunCopies();
   }
 }
 

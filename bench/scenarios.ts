@@ -490,14 +490,21 @@ export const SCENARIOS: readonly Scenario[] = [
   ]),
 ];
 
+/** The operations the hand-written anchors serve. */
+export const HANDWRITTEN = ['findBySSN', 'getCollateralSelectFields'] as const;
+
 /**
- * Whether a scenario is measured on a target: the targets it names, if it names any; the gateway and its
- * core only on the SOAP twins' operations (the gateway the JSON requests, its core the envelopes).
+ * Whether a scenario is measured on a target: the targets it names, if it names any; the hand-written
+ * anchors only on the operations they serve; the gateway and its core only on the SOAP twins' operations
+ * (the gateway the JSON requests, its core the envelopes); Prism and the ceiling on the JSON scenarios.
  */
 export function measuredOn(scenario: Scenario, target: string): boolean {
   if (scenario.targets) return scenario.targets.includes(target);
+  if (target.startsWith('handwritten')) return (HANDWRITTEN as readonly string[]).includes(scenario.name);
   if (target === 'gateway') return (SOAP_TWINS as readonly string[]).includes(scenario.name);
   if (target === 'core') return SOAP_TWINS.some((name) => scenario.name === `${SOAP_PREFIX}${name}`);
+  // Prism mocks the JSON API's OpenAPI document, and the ceiling answers JSON: neither has a SOAP face.
+  if (target === 'prism' || target === 'ceiling') return !scenario.name.startsWith(SOAP_PREFIX);
   return true;
 }
 

@@ -7,7 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { startCommand } from '../scripts/start-command.js';
 
 /** The bench directory, and the repository where every child runs. */
@@ -18,9 +20,31 @@ const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const start = startCommand();
 export const COREGATE = { command: process.execPath, args: [...start.flags, start.entry] } as const;
 
-/** Compiles coregate (`npm run build`), so the servers measured are the ones `npm start` runs. */
-export async function buildCoregate(): Promise<void> {
+/** Where the bench's own servers (the ceiling, the hand-written anchor) are compiled to. */
+const BENCH_BUILD_DIR = join(REPO_ROOT, 'node_modules', '.cache', 'coregate-bench');
+
+/**
+ * Compiles coregate (`npm run build`), so the servers measured are the ones `npm start` runs, and the
+ * bench's own servers the same way (esbuild, run by node with `npm start`'s flags), so no server measured
+ * carries a TypeScript compiler.
+ */
+export async function buildServers(): Promise<void> {
   await runCommand(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], process.env);
+  await build({
+    entryPoints: { ceiling: join(BENCH_DIR, 'ceiling.ts'), handwritten: join(BENCH_DIR, 'handwritten.ts') },
+    outdir: BENCH_BUILD_DIR,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    logLevel: 'warning',
+  });
+}
+
+/** The command line of a compiled bench server (`ceiling`, `handwritten`), with `npm start`'s Node.js flags. */
+export function benchServer(name: 'ceiling' | 'handwritten', args: readonly string[] = []) {
+  return { command: process.execPath, args: [...start.flags, join(BENCH_BUILD_DIR, `${name}.js`), ...args] };
 }
 
 /** Process groups of the children started: each child leads its own, with whatever it forks. */

@@ -20,7 +20,7 @@ import {
   type PreparedRequest,
   type WalkStart,
 } from './scenarios.js';
-import { BENCH_DIR, COREGATE, freePort, startServer, type Server } from './servers.js';
+import { BENCH_DIR, benchServer, COREGATE, freePort, startServer, type Server } from './servers.js';
 
 export interface Target {
   readonly id: TargetId;
@@ -43,6 +43,8 @@ const TARGET_LABELS: Readonly<Record<TargetId, string>> = {
   ceiling: 'Fastify ceiling',
   core: 'SymXchange core',
   gateway: 'coregate gateway',
+  'handwritten-pg': 'hand-written/PostgreSQL',
+  'handwritten-pglite': 'hand-written/PGlite',
 };
 
 const jsonHeaders = (token: string): Headers => ({
@@ -160,8 +162,7 @@ export function prismTarget(server: Server, borrowed: Target): Target {
     server,
     headers: borrowed.headers,
     operations: borrowed.operations,
-    // Prism mocks the JSON API's OpenAPI document; the SymXchange face has none to mock.
-    path: (operation) => (operation.headers ? { unavailable: 'Prism mocks the JSON API only' } : operation.path),
+    path: (operation) => operation.path,
     judge(operation, _request, answer) {
       if (answer.status !== 200) return `HTTP ${answer.status}`;
       return valueAt(parseAnswer(answer), operation.answerKey) === undefined
@@ -171,13 +172,11 @@ export function prismTarget(server: Server, borrowed: Target): Target {
   };
 }
 
-/** Starts the ceiling server with `workers` processes. */
+/** Starts the ceiling server (compiled) with `workers` processes. */
 export async function startCeiling(workers: number): Promise<Server> {
-  const args = ['--import', 'tsx', join(BENCH_DIR, 'ceiling.ts'), '--workers', String(workers)];
   return startServer({
     name: 'ceiling',
-    command: process.execPath,
-    args,
+    ...benchServer('ceiling', ['--workers', String(workers)]),
     env: process.env,
     port: await freePort(),
     readyPath: '/ready',
@@ -250,4 +249,31 @@ export async function gatewayTargets(
       judge: judgeCoregate,
     },
   ];
+}
+
+/**
+ * The hand-written anchor on a database (bench/handwritten.ts, compiled): on PostgreSQL with coregate's
+ * process count, on this run's copy of the dataset; on PGlite one process, on a copy of its own (PGlite is
+ * one process's). It is sent coregate's requests and judged as coregate is.
+ */
+export async function handwrittenTarget(dataset: Dataset, workers: number): Promise<Target> {
+  const id = dataset.kind === 'postgres' ? 'handwritten-pg' : 'handwritten-pglite';
+  const env = dataset.kind === 'postgres' ? dataset.env : await dataset.copy('handwritten');
+  const server = await startServer({
+    name: TARGET_LABELS[id],
+    ...benchServer('handwritten', dataset.kind === 'postgres' ? ['--workers', String(workers)] : []),
+    env,
+    port: await freePort(),
+    readyPath: '/ready',
+  });
+  const { operations } = buildOperations(dataset.seed, dataset.accounts, dataset.credentials.adminPassword);
+  return {
+    id,
+    label: TARGET_LABELS[id],
+    server,
+    headers: { 'content-type': 'application/json' },
+    operations,
+    path: (operation) => operation.path,
+    judge: judgeCoregate,
+  };
 }
