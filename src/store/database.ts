@@ -204,9 +204,6 @@ function preparingPool(pool: pg.Pool, onConnectionError: (error: Error) => void)
       throw unavailableOr(error);
     };
     return {
-      get processID() {
-        return (client as pg.PoolClient & { processID?: number }).processID;
-      },
       // Kysely passes either a query text with its parameters or a cursor (streaming), which pg runs as is.
       query: ((query: string | pg.Submittable, values?: unknown[]) =>
         typeof query === 'string'
@@ -220,7 +217,6 @@ function preparingPool(pool: pg.Pool, onConnectionError: (error: Error) => void)
     };
   };
   return {
-    options: pool.options,
     async connect() {
       const client = await pool.connect().catch((error: unknown) => {
         throw unavailableOr(error);
