@@ -1,0 +1,47 @@
+/**
+ * coregate's OpenAPI document, exactly as `/openapi.json` serves it: the app is built on an in-memory embedded
+ * database with the default settings (no environment), so the document is the same on every machine.
+ * Printed as JSON when run: npx tsx scripts/openapi-document.ts > openapi.json
+ */
+import { randomBytes } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
+import { loadConfig } from '../src/config.js';
+import { secretsFromMaster } from '../src/crypto/secrets.js';
+import { buildApp } from '../src/http/app.js';
+import { openDatabase } from '../src/store/database.js';
+import { migrate } from '../src/store/migrations.js';
+
+/**
+ * @example
+ * const document = await openApiDocument();
+ * Object.keys(document.paths).length; // one path per operation
+ */
+export async function openApiDocument(): Promise<OpenApiDocument> {
+  const database = await openDatabase({});
+  try {
+    await migrate(database.db);
+    const app = await buildApp({
+      db: database.db,
+      secrets: secretsFromMaster(randomBytes(32)),
+      config: loadConfig({}),
+    });
+    try {
+      await app.ready();
+      return app.swagger() as OpenApiDocument;
+    } finally {
+      await app.close();
+    }
+  } finally {
+    await database.close();
+  }
+}
+
+export interface OpenApiDocument {
+  readonly openapi: string;
+  readonly paths: Record<string, unknown>;
+  readonly [member: string]: unknown;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  process.stdout.write(`${JSON.stringify(await openApiDocument(), null, 2)}\n`);
+}
