@@ -45,7 +45,7 @@ const floorConfigs = FLOORS.flatMap((names, floor) =>
 );
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'dist/', 'scratch/', 'bench/results/', 'bench/.data/'] },
+  { ignores: ['node_modules/', 'data/', 'dist/', 'packages/*/dist/', 'scratch/', 'bench/results/', 'bench/.data/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
