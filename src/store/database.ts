@@ -232,6 +232,14 @@ function preparingPool(pool: pg.Pool, onConnectionError: (error: Error) => void)
   };
 }
 
+/**
+ * The embedded database's settings: PGlite's own, with a buffer cache of 16 MB instead of PostgreSQL's
+ * 128 MB. PGlite keeps its shared memory inside the WebAssembly heap, which never shrinks, so the cache is
+ * resident memory of the server process; pages it does not hold are read from the operating system's file
+ * cache, a copy away (docs/performance.md, "Memory of the embedded server").
+ */
+const PGLITE_START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB', '-c', 'wal_buffers=1MB'];
+
 /** @example const { db, close } = await openDatabase({ dataDir: './data/pg' }) */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.url) {
@@ -261,7 +269,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       close: () => db.destroy(),
     };
   }
-  const pglite = await PGlite.create(options.dataDir ?? 'memory://', { parsers });
+  const pglite = await PGlite.create(options.dataDir ?? 'memory://', { parsers, startParams: PGLITE_START_PARAMS });
   const db = new Kysely<unknown>({ dialect: new PGliteDialect(pglite) });
   return {
     db,
