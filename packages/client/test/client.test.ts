@@ -8,10 +8,18 @@ import { after, before, describe, test } from 'node:test';
 import { demoExamples, type DemoExamples, type ShareTarget } from '../../../src/seed/examples.js';
 import { seedDatabase } from '../../../src/seed/load.js';
 import { adminCredentials, createHarness, type Harness } from '../../../test/support/harness.js';
-import { answerOf, createCoregateClient, CoregateProblem, type CoregateClient } from '../src/index.js';
+import {
+  answerOf,
+  createCoregateClient,
+  CoregateProblem,
+  type Answer,
+  type CoregateClient,
+  type RequestBody,
+} from '../src/index.js';
 
 const SEED = 627;
 const ACCOUNTS = 50;
+const FIND_BY_SSN = '/gw/627/persistent/findby/findBySSN';
 
 describe('@coregate/client', () => {
   let h: Harness;
@@ -31,12 +39,12 @@ describe('@coregate/client', () => {
   const hold = (): ShareTarget => examples.shareTargets.find((target) => target.record === 'ShareHold')!;
 
   test('findBySSN answers the accounts of an SSN as typed data', async () => {
-    const { data, error, response } = await coregate.POST('/gw/627/persistent/findby/findBySSN', {
-      body: { Credentials: adminCredentials, SSN: examples.sharedSsn.ssn },
-    });
+    const body: RequestBody<typeof FIND_BY_SSN> = { Credentials: adminCredentials, SSN: examples.sharedSsn.ssn };
+    const { data, error, response } = await coregate.POST(FIND_BY_SSN, { body });
     assert.equal(response.status, 200);
     assert.equal(error, undefined);
-    assert.deepEqual(data, { AccountNumber: examples.sharedSsn.accountNumbers, MessageId: 'findBySSN' });
+    const accounts: Answer<typeof FIND_BY_SSN>['AccountNumber'] | undefined = data?.AccountNumber;
+    assert.deepEqual(accounts, examples.sharedSsn.accountNumbers);
   });
 
   test('a share hold update is applied and answered with its UpdateStatus', async () => {
