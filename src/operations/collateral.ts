@@ -8,11 +8,10 @@ import { filterBounds, INT4_MAX, INT4_MIN, recordDef, type RecordDef } from '../
 import { filterBoundProperties, QuerySchema, schemaIds } from '../catalog/schemas.js';
 import { symxchangeOperation } from '../catalog/symxchange/index.js';
 import { recordNotFound } from '../contract/problems.js';
-import type { Secrets } from '../crypto/secrets.js';
 import { recordTree } from '../store/record-tree.js';
 import type { Row } from '../store/records.js';
 import { TEXT_PATTERN } from '../contract/envelope.js';
-import { PagingTokens, PagingRequestContextSchema, type PagingRequest, type PagingScope } from './paging.js';
+import { PagingRequestContextSchema, readPage, type PagingRequest, type PagingScope } from './paging.js';
 import {
   compileFilter,
   selectedPlan,
@@ -246,13 +245,6 @@ function readPlan(record: RecordDef, kind: Kind, body: CollateralBody): ReadPlan
   );
 }
 
-const pagingTokens = new WeakMap<Secrets, PagingTokens>();
-function tokensOf(secrets: Secrets): PagingTokens {
-  let tokens = pagingTokens.get(secrets);
-  if (!tokens) pagingTokens.set(secrets, (tokens = new PagingTokens(secrets.key('paging-token'))));
-  return tokens;
-}
-
 async function handle(name: string, record: RecordDef, kind: Kind, context: OperationContext, body: CollateralBody) {
   const { db, config } = context;
   const plan = readPlan(record, kind, body);
@@ -272,26 +264,15 @@ async function handle(name: string, record: RecordDef, kind: Kind, context: Oper
     return { [`${record.name}List`]: { hasReachedMaximumListSize: list.more, [record.name]: list.records } };
   }
 
-  const paging = body.PagingRequestContext ?? {};
-  const size = Math.min(paging.NumberOfRecordsToReturn ?? config.defaultPageSize, config.pageMaximum);
   const scope: PagingScope = {
     operation: name,
     parentKey: Object.values(key) as (string | number)[],
     filter: kind.query ? (recordFilter(record, kind, body) ?? {}) : {},
     selection: body.SelectableFields ?? null,
   };
-  const tokens = tokensOf(context.secrets);
-  const after = paging.Token ? tokens.position(paging.Token, scope) : undefined;
-  const page = await recordTree.list(
-    db,
-    plan,
-    key,
-    { limit: size, after, offset: paging.NumberOfRecordsToSkip },
-    config.listMaximum,
-  );
+  const page = await readPage(context, plan, key, scope, body.PagingRequestContext);
   if (page.records.length === 0) await requireParents(context, record, body);
-  const token = page.more ? tokens.issue(scope, page.lastPosition!) : '';
-  return { [record.name]: page.records, Token: token };
+  return { [record.name]: page.records, Token: page.token };
 }
 
 function collateralOperation(record: RecordDef, kindName: KindName) {

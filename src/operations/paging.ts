@@ -10,6 +10,10 @@ import { INT4_MAX } from '../catalog/index.js';
 import { canonicalJson } from '../contract/canonical-json.js';
 import { TEXT_PATTERN } from '../contract/envelope.js';
 import { Problem } from '../contract/problems.js';
+import type { Secrets } from '../crypto/secrets.js';
+import { recordTree, type Position, type ReadPlan } from '../store/record-tree.js';
+import type { Row, WireRecord } from '../store/records.js';
+import type { OperationContext } from './types.js';
 
 export const PagingRequestContextSchema = Type.Object(
   {
@@ -49,8 +53,8 @@ export interface PagingScope {
 interface TokenPayload {
   /** Digest of the scope. */
   readonly s: string;
-  /** Position column value of the last record returned. */
-  readonly p: number;
+  /** Position of the last record returned. */
+  readonly p: Position;
 }
 
 function scopeDigest(scope: PagingScope): string {
@@ -69,7 +73,7 @@ export class PagingTokens {
   }
 
   /** A token that continues after `position` within `scope`. */
-  issue(scope: PagingScope, position: number): string {
+  issue(scope: PagingScope, position: Position): string {
     const body = Buffer.from(JSON.stringify({ s: scopeDigest(scope), p: position } satisfies TokenPayload)).toString(
       'base64url',
     );
@@ -77,7 +81,7 @@ export class PagingTokens {
   }
 
   /** The position a token continues after; throws 400 INVALID_PAGING_TOKEN if forged or issued for another scope. */
-  position(token: string, scope: PagingScope): number {
+  position(token: string, scope: PagingScope): Position {
     const [body, signature, extra] = token.split('.');
     if (!body || !signature || extra !== undefined) throw invalidToken('The paging token is malformed');
     const expected = Buffer.from(this.sign(body));
@@ -91,4 +95,46 @@ export class PagingTokens {
     }
     return payload.p;
   }
+}
+
+const pagingTokens = new WeakMap<Secrets, PagingTokens>();
+
+/** The paging tokens of a service: one signing key per master secret. */
+function tokensOf(secrets: Secrets): PagingTokens {
+  let tokens = pagingTokens.get(secrets);
+  if (!tokens) pagingTokens.set(secrets, (tokens = new PagingTokens(secrets.key('paging-token'))));
+  return tokens;
+}
+
+/** A page of records and the Token of the next one. */
+export interface RecordsPage {
+  readonly records: WireRecord[];
+  /** Empty on the last page (spec). */
+  readonly token: string;
+}
+
+/**
+ * One page of the records under `parentKey` that `plan` reads, from a request's `PagingRequestContext`:
+ * its size capped to the configured maximum, continuing after its `Token` (checked against `scope`).
+ * @example await readPage(context, plan, { collateral_number: '7000000011' }, scope, body.PagingRequestContext)
+ */
+export async function readPage(
+  context: OperationContext,
+  plan: ReadPlan,
+  parentKey: Row,
+  scope: PagingScope,
+  paging: PagingRequest = {},
+): Promise<RecordsPage> {
+  const { config } = context;
+  const size = Math.min(paging.NumberOfRecordsToReturn ?? config.defaultPageSize, config.pageMaximum);
+  const tokens = tokensOf(context.secrets);
+  const after = paging.Token ? tokens.position(paging.Token, scope) : undefined;
+  const page = await recordTree.list(
+    context.db,
+    plan,
+    parentKey,
+    { limit: size, after, offset: paging.NumberOfRecordsToSkip },
+    config.listMaximum,
+  );
+  return { records: page.records, token: page.more ? tokens.issue(scope, page.lastPosition!) : '' };
 }

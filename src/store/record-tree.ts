@@ -25,11 +25,17 @@ export interface ReadPlan {
   readonly children?: readonly { readonly list: string; readonly plan: ReadPlan }[];
 }
 
+/**
+ * A record's place in its list: its position column's value, or for a record without one (a share, listed
+ * under its account) the last column of its primary key (`share_id`).
+ */
+export type Position = number | string;
+
 /** Which records of a list to read: up to `limit` after the keyset position `after`, skipping `offset`. */
 export interface Page {
   readonly limit: number;
   /** Keyset position: only records after it. */
-  readonly after?: number;
+  readonly after?: Position;
   readonly offset?: number;
 }
 
@@ -38,7 +44,7 @@ export interface RecordPage {
   /** More records follow the page (spec: a list that stops at the maximum sets hasReachedMaximumListSize). */
   readonly more: boolean;
   /** The position of the page's last record: where the next page starts. */
-  readonly lastPosition: number | undefined;
+  readonly lastPosition: Position | undefined;
 }
 
 /** The column under which list rows carry their position (removed before a record is returned). */
@@ -112,13 +118,13 @@ export function readQuery(plan: ReadPlan, key: Row, listMaximum: number): RawBui
  */
 export function listQuery(plan: ReadPlan, parentKey: Row, page: Page): RawBuilder<WireRecord> {
   const { record } = plan;
-  const position = sql.raw(quoted(record.positionColumn!));
+  const position = sql.raw(quoted(positionOf(record)));
   const also = [
     ...(page.after === undefined ? [] : [sql`${position} > ${page.after}`]),
     ...(plan.filter ? [sql`(${plan.filter})`] : []),
   ];
   const values = selectList(plan.fields, undefined);
-  const selection = sql.raw(`${values ? `${values}, ` : ''}${quoted(record.positionColumn!)} as ${quoted(POSITION)}`);
+  const selection = sql.raw(`${values ? `${values}, ` : ''}${quoted(positionOf(record))} as ${quoted(POSITION)}`);
   return sql<WireRecord>`select ${selection} from ${sql.table(record.table)}
     where ${whereKey(parentKey, { and: also })}
     order by ${position} limit ${page.limit + 1} offset ${page.offset ?? 0}`;
@@ -154,9 +160,13 @@ function applyEntryFilters(record: WireRecord, entryFilters: ReadonlyMap<string,
   }
 }
 
-/** A record as returned: without its position, EntryId filters applied, through every nested list. */
+/**
+ * A record as returned: without its position, a repeating field never set an empty entry list (its column
+ * is null), EntryId filters applied, through every nested list.
+ */
 function finish(plan: ReadPlan, record: WireRecord): WireRecord {
   delete record[POSITION];
+  for (const field of plan.fields) if (field.repeating && record[field.name] === null) record[field.name] = [];
   if (plan.entryFilters) applyEntryFilters(record, plan.entryFilters);
   for (const { list, plan: childPlan } of plan.children ?? []) {
     const entries = (record[list] as Record<string, WireRecord[]> | undefined)?.[childPlan.record.name];
@@ -191,7 +201,7 @@ export const recordTree = {
   async list(db: Db, plan: ReadPlan, parentKey: Row, page: Page, listMaximum: number): Promise<RecordPage> {
     const { rows } = await listQuery(plan, parentKey, page).execute(db);
     const records = rows.slice(0, page.limit);
-    const lastPosition = records.at(-1)?.[POSITION] as number | undefined;
+    const lastPosition = records.at(-1)?.[POSITION] as Position | undefined;
     if (records.length > 0 && (plan.children?.length ?? 0) > 0) {
       const positions = records.map((record) => record[POSITION]);
       const { rows: lists } = await childListsQuery(plan, parentKey, positions, listMaximum).execute(db);
