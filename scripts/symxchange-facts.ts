@@ -637,14 +637,18 @@ export function readFacts(source: Source): Facts {
   const errorTypes = ERROR_TYPES.map((local) => types.reach({ ns: `${SYMX_BASE}symxcommon`, local }));
   types.drain();
 
-  // Each catalog record the operations carry has a complex type of its own name in a retrieve or update schema.
+  // Each catalog record the operations carry has a complex type of its own name in a retrieve or update
+  // schema. A record both read and updated (the share records) has one in each, with the same elements
+  // but for child lists: the update schema's is recorded, as its elements say which values may be nil.
   const recordTypes = new Map<string, string>();
   for (const record of RECORDS) {
     const candidates = [...types.complexTypes.keys()].filter(
       (name) => /\/(retrieve|update):/.test(name) && name.endsWith(`:${record.name}`),
     );
-    if (candidates.length > 1) throw new Error(`record ${record.name} matches ${candidates.join(', ')}`);
-    if (candidates[0]) recordTypes.set(record.name, candidates[0]);
+    const updates = candidates.filter((name) => name.includes('/update:'));
+    const chosen = updates.length > 0 ? updates : candidates;
+    if (chosen.length > 1) throw new Error(`record ${record.name} matches ${chosen.join(', ')}`);
+    if (chosen[0]) recordTypes.set(record.name, chosen[0]);
   }
 
   const identicalCopies = SERVICES.filter((name) => {

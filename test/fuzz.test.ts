@@ -23,6 +23,7 @@ import { safeErrorSerializer, withSafeErrorLogging } from '../src/http/log-safet
 import { COLLATERAL_OPERATION_TABLE } from '../src/operations/collateral.js';
 import { CredentialsSchema, envelopeProperties } from '../src/contract/envelope.js';
 import { OPERATIONS, SHARED_SCHEMAS } from '../src/operations/index.js';
+import { SHARE_READ_OPERATION_TABLE } from '../src/operations/share-read.js';
 import { locatorName, operationName, SHARE_UPDATE_RECORDS } from '../src/operations/share-update.js';
 import { operationPath, type AnyOperation } from '../src/operations/types.js';
 import { hashPassword } from '../src/crypto/passwords.js';
@@ -121,8 +122,10 @@ async function rowsOf(h: Harness, record: RecordDef, where = sql`true`): Promise
   return rows;
 }
 
+/** The share record an update or a read names. */
 const shareRecordOf = (operation: AnyOperation) =>
-  operation.service === 'account' ? SHARE_UPDATE_RECORDS.find((r) => operationName(r) === operation.name) : undefined;
+  SHARE_READ_OPERATION_TABLE.find((e) => e.operation === operation)?.record ??
+  (operation.service === 'account' ? SHARE_UPDATE_RECORDS.find((r) => operationName(r) === operation.name) : undefined);
 const collateralEntryOf = (operation: AnyOperation) =>
   COLLATERAL_OPERATION_TABLE.find((e) => e.operation === operation);
 

@@ -1,7 +1,7 @@
 /**
  * Gateway mode (COREGATE_CORE=symxchange), differentially, on both databases: coregate's SOAP face on a
  * seeded store is the core (COREGATE_SOAP_AUTH=credentials, as a real core takes no bearer token), and a
- * second coregate in gateway mode in front of it answers every one of the 61 operations with the JSON the
+ * second coregate in gateway mode in front of it answers every one of its operations with the JSON the
  * store answers, including updates (whose history lands in the core's store), the operations the 3.0 WSDLs
  * lack (served through their siblings), child lists the wire cannot select (read per record), lists read
  * page by page, paging walks and searches. The gateway's own policy still applies.
@@ -164,6 +164,56 @@ for (const backend of BACKENDS) {
         const { rows } = await sql<{ n: number }>`select count(*)::int as n from account_fm_history
           where new_character = ${`VIA GATEWAY ${backend.name}`}`.execute(core.database.db);
         assert.equal(rows[0]!.n, 1);
+      });
+
+      test('an update through the gateway is read back through the gateway, only the selected fields', async () => {
+        const hold = examples.shareTargets.find((t) => t.record === 'ShareHold')!;
+        const address = { AccountNumber: hold.accountNumber, ShareId: hold.shareId, ShareHoldLocator: hold.locator };
+        const updated = await gateway.call(operationPath(operation('updateShareHoldByID', 'P1')), {
+          ...address,
+          ShareHoldFields: { Reference4: `READ BACK ${backend.name}` },
+        });
+        assert.equal(updated.statusCode, 200, updated.body);
+        const answer = await assertSame(operation('getShareHoldSelectFields', 'P1'), {
+          ...address,
+          SelectableFields: { ShareHoldFields: { Locator: true, Reference4: true } },
+        });
+        assert.deepEqual(answer, { ShareHold: { Locator: hold.locator, Reference4: `READ BACK ${backend.name}` } });
+      });
+
+      test("a share's sub-records and an account's shares walk page by page as the store's do", async () => {
+        const hold = examples.shareTargets.find((t) => t.record === 'ShareHold')!;
+        for (const [op, parent] of [
+          [
+            operation('getShareNotePagedListSelectFields'),
+            { AccountNumber: hold.accountNumber, ShareId: hold.shareId },
+          ],
+          [operation('getSharePagedListSelectFields'), { AccountNumber: hold.accountNumber }],
+        ] as const) {
+          let tokens = { store: '', gateway: '' };
+          for (let page = 0; page < 3; page += 1) {
+            const request = (token: string) => ({
+              ...parent,
+              PagingRequestContext: { NumberOfRecordsToReturn: 1, ...(token ? { Token: token } : {}) },
+            });
+            const fromStore = (await core.call(operationPath(op), request(tokens.store))).json();
+            const fromGateway = (await gateway.call(operationPath(op), request(tokens.gateway))).json();
+            assert.deepEqual(withoutTokens(fromGateway), withoutTokens(fromStore), `${op.name} page ${page + 1}`);
+            if (fromStore.Token === '') break;
+            tokens = { store: fromStore.Token, gateway: fromGateway.Token };
+          }
+        }
+      });
+
+      test("a record the core does not have is 404 RECORD_NOT_FOUND, as the store's", async () => {
+        const hold = examples.shareTargets.find((t) => t.record === 'ShareHold')!;
+        const { fromStore, fromGateway } = await both(operation('getShareHoldSelectFields'), {
+          AccountNumber: hold.accountNumber,
+          ShareHoldLocator: 999_999,
+        });
+        assert.equal(fromStore.statusCode, 404);
+        assert.equal(fromGateway.statusCode, 404, fromGateway.body);
+        assert.equal(fromGateway.json().code, 'RECORD_NOT_FOUND');
       });
 
       test('per-field failures come back as the store reports them', async () => {

@@ -59,6 +59,13 @@ function validBody(operation: AnyOperation): Record<string, unknown> {
     case 'corptransfer':
       return { CorpTransferGlobalSequenceDate: '2024-01-01', CorpTransferGlobalSequence: 1 };
     case 'account': {
+      // A read (get<Record>SelectFields, …) names its record or parent as its update does.
+      if (!operation.name.startsWith('update'))
+        return Object.fromEntries(
+          Object.entries<TSchema>(operation.request)
+            .filter(([, schema]) => !('~optional' in schema))
+            .map(([name]) => [name, { AccountNumber: ACCOUNT_1, ShareId: '0000' }[name] ?? 1]),
+        );
       const record = recordDef(operation.name.replace(/^update|ByID$/g, ''));
       const field = record.fields.find(
         (f) => f.families.includes(operation.family) && !f.readOnly && !f.repeating && !f.pattern,

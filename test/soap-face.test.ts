@@ -1,6 +1,6 @@
 /**
  * The SymXchange SOAP face (src/http/soap-routes.ts), on both databases: a real SOAP client (node-soap)
- * bound to the WSDL coregate serves gets, for every one of the 61 operations, field for field what the JSON
+ * bound to the WSDL coregate serves gets, for every one of its operations, field for field what the JSON
  * API answers to the same request; each failure class is the SOAP 1.1 Fault a SymXchange client expects;
  * hostile XML is refused; envelopes written as SymXchange's own clients write them are answered; the same
  * policy as the JSON API applies (bearer token and scope, or body credentials alone when so configured,
@@ -23,6 +23,7 @@ const SEED = 627;
 const CORE_OPERATIONS = OPERATIONS.filter((op) => op.service !== 'usermanagement');
 const FINDBY_NS = 'http://www.symxchange.generated.symitar.com/noncrud/findby';
 const COLLATERAL_NS = 'http://www.symxchange.generated.symitar.com/crud/collateral';
+const ACCOUNT_NS = 'http://www.symxchange.generated.symitar.com/crud/account';
 const COMMON_NS = 'http://www.symxchange.generated.symitar.com/symxcommon';
 const operation = (name: string, family: 'P1' | 'P2' = 'P1') =>
   OPERATIONS.find((op) => op.name === name && op.family === family)!;
@@ -138,6 +139,14 @@ for (const backend of BACKENDS) {
         const operations = [...collateral.matchAll(/<soap:operation soapAction="([^"]+)"/g)].map((m) => m[1]);
         assert.equal(operations.length, 34, "the spec's 33 collateral operations and the WSDLs' one more");
         assert.ok(operations.includes(`${COLLATERAL_NS}/getCollateral`));
+        const account = await (await fetch(`${base}/SymXchange/2022.01/account?wsdl`)).text();
+        assert.deepEqual(
+          [...account.matchAll(/<soap:operation soapAction="([^"]+)"/g)].map((m) => m[1]).sort(),
+          OPERATIONS.filter((op) => op.service === 'account' && op.family === 'P2')
+            .map((op) => `${ACCOUNT_NS}/${op.name}`)
+            .sort(),
+          'the share updates and their reads',
+        );
       });
 
       test('a GET without ?wsdl says where the WSDL is', async () => {
@@ -336,6 +345,37 @@ for (const backend of BACKENDS) {
           CollateralNumber: examples.collateral.collateralNumber,
         });
         assert.equal(read.statusCode, 200);
+      });
+
+      test('an update is read back through the SOAP face with the WSDL read, field selection on the wire', async () => {
+        const hold = examples.shareTargets.find((t) => t.record === 'ShareHold')!;
+        const credentials = `<Credentials><AdministrativeCredentials><Password>${ADMIN_PASSWORD}</Password></AdministrativeCredentials></Credentials>`;
+        const envelope = (operation: string, request: string) =>
+          `<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:acc="${ACCOUNT_NS}">
+          <soapenv:Body><acc:${operation}><Request MessageId="rb-1">${request}</Request></acc:${operation}></soapenv:Body></soapenv:Envelope>`;
+        const address = `<AccountNumber>${hold.accountNumber}</AccountNumber><ShareId>${hold.shareId}</ShareId><ShareHoldLocator>${hold.locator}</ShareHoldLocator>`;
+        const updated = await post(
+          '/SymXchange/account',
+          envelope(
+            'updateShareHoldByID',
+            `${address}${credentials}<ShareHoldFields><Reference4>READ ME BACK</Reference4></ShareHoldFields>`,
+          ),
+          { soapaction: `${ACCOUNT_NS}/updateShareHoldByID` },
+        );
+        assert.equal(updated.status, 200, updated.text);
+        const read = await post(
+          '/SymXchange/account',
+          envelope(
+            'getShareHoldSelectFields',
+            `${address}${credentials}<SelectableFields><ShareHoldFields><Reference4>true</Reference4></ShareHoldFields></SelectableFields>`,
+          ),
+          { soapaction: `${ACCOUNT_NS}/getShareHoldSelectFields` },
+        );
+        assert.equal(read.status, 200, read.text);
+        assert.match(
+          read.text,
+          /<SingleResponse MessageId="rb-1"><ShareHold><Reference4>READ ME BACK<\/Reference4><\/ShareHold><\/SingleResponse>/,
+        );
       });
 
       test("a member's credentials reach only their own account, as on the JSON API", async () => {

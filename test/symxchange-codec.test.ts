@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { Type } from 'typebox';
+import { RECORDS } from '../src/catalog/index.js';
 import {
   CREDENTIAL_SCHEMAS,
   CREDENTIAL_SECRET_CHOICES,
@@ -78,6 +79,13 @@ function special(op: AnyOperation) {
 /** JSON values through JSON text, as a request body arrives (no undefined properties). */
 const asJson = (value: unknown) => JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
 
+/** The entry ids of a repeating field of a `<Record>Fields` selector (Memo: 1 and 2), or undefined for a scalar. */
+function entryIdsOf(selector: string | undefined, fieldName: string): number[] | undefined {
+  const record = RECORDS.find((r) => `${r.name}Fields` === selector);
+  const maxEntries = record?.fields.find((f) => f.name === fieldName)?.repeating?.maxEntries;
+  return maxEntries === undefined ? undefined : Array.from({ length: maxEntries }, (_, i) => i + 1);
+}
+
 /**
  * What the wire cannot tell apart, made equal on both sides: an empty list is no element (absent), and a
  * repeating field's selector `false` is no selector and `true` every entry id (1 and 2 for Memo), as the
@@ -90,8 +98,9 @@ function normalize(value: unknown, key?: string, nullIsAbsent = false): unknown 
   for (const [name, item] of Object.entries(value)) {
     if (Array.isArray(item) && item.length === 0) continue;
     if (nullIsAbsent && item === null) continue;
-    if (key === 'CorpTransferFields' && name === 'Memo' && typeof item === 'boolean') {
-      if (item) out[name] = [1, 2];
+    const entryIds = typeof item === 'boolean' ? entryIdsOf(key, name) : undefined;
+    if (entryIds) {
+      if (item) out[name] = entryIds;
       continue;
     }
     out[name] = normalize(item, name, nullIsAbsent);

@@ -7,7 +7,7 @@ import { Type, type TSchema } from 'typebox';
 import { INT4_MAX, INT4_MIN, type Family, type FieldDef, type FieldKind } from './fields.js';
 import { SHORT_MAX, SHORT_MIN } from './core-fields.js';
 import { filterBounds } from './filters.js';
-import { RECORDS, type RecordDef } from './records.js';
+import { RECORDS, SHARE_RECORD_NAMES, type RecordDef } from './records.js';
 import { elementsOf, recordElements, type XsdElement } from './symxchange/index.js';
 
 const recordDef = (name: string): RecordDef => RECORDS.find((r) => r.name === name)!;
@@ -34,10 +34,22 @@ export function fieldResponseSchema(field: FieldDef): TSchema {
   );
 }
 
-/** Names of the shared schemas of a record. */
+/** Whether the spec's persistent update object of the record is named `<X>Fields` (the share records). */
+const hasP1UpdateObject = (record: RecordDef) => (SHARE_RECORD_NAMES as readonly string[]).includes(record.name);
+
+/**
+ * Names of the shared schemas of a record, which are also the names of the properties that hold them, but
+ * for `selectorId`.
+ */
 export const schemaIds = {
   record: (record: RecordDef) => record.name,
+  /** The `<X>Fields` selector's property in `SelectableFields` (the wire's element name). */
   selector: (record: RecordDef) => `${record.name}Fields`,
+  /**
+   * The selector's shared schema: `<X>Fields` like its property, but `<X>FieldFlags` for the share records,
+   * whose persistent update object is `<X>Fields` already (spec; SymXchange names both so, in two namespaces).
+   */
+  selectorId: (record: RecordDef) => (hasP1UpdateObject(record) ? `${record.name}FieldFlags` : `${record.name}Fields`),
   selectable: (record: RecordDef) => `${record.name}SelectableFields`,
   childrenFilter: (record: RecordDef) => `${record.name}ChildrenFilter`,
 };
@@ -91,7 +103,7 @@ export function selectorSchema(record: RecordDef): TSchema {
       ]),
   );
   return Type.Object(properties, {
-    $id: schemaIds.selector(record),
+    $id: schemaIds.selectorId(record),
     additionalProperties: false,
     description: `Per-field flags for ${record.name}: true selects the field.`,
   });
@@ -105,7 +117,7 @@ export function selectableFieldsSchema(record: RecordDef): TSchema {
   return Type.Object(
     {
       [`IncludeAll${record.name}Fields`]: Type.Optional(Type.Boolean()),
-      [schemaIds.selector(record)]: Type.Optional(Type.Ref(schemaIds.selector(record))),
+      [schemaIds.selector(record)]: Type.Optional(Type.Ref(schemaIds.selectorId(record))),
       ...Object.fromEntries(
         childRecords(record).map((child) => [
           schemaIds.selectable(child.record),

@@ -3,5 +3,5 @@
  */
 
 /** @example SCOPES.includes('findby') // true */
-export const SCOPES = ['findby', 'corptransfer:read', 'share:write', 'collateral:read'] as const;
+export const SCOPES = ['findby', 'corptransfer:read', 'share:read', 'share:write', 'collateral:read'] as const;
 export type Scope = (typeof SCOPES)[number];

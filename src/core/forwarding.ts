@@ -1,6 +1,6 @@
 /**
- * How the gateway answers each of the 61 operations from a SymXchange 3.0 core, which has 43 of them
- * (docs/decisions.md, "Gateway mode"). Every step is a rewrite of a JSON request into another operation's
+ * How the gateway answers each operation from a SymXchange 3.0 core, which has most of them under their own
+ * names (docs/decisions.md, "Gateway mode"). Every step is a rewrite of a JSON request into another operation's
  * JSON request, read off the operations and the mapping, never written per operation:
  * - an operation the WSDLs lack is sent as the sibling it was derived from: what the sibling takes and the
  *   operation lacks is filled (`IncludeAll<Record>Fields` for an operation without selection; a search's

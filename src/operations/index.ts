@@ -15,13 +15,15 @@ import { getCorpTransferSelectFields } from './corp-transfer.js';
 import { CredentialsSchema, NxAttributesSchema } from '../contract/envelope.js';
 import { FINDBY_OPERATIONS } from './findby.js';
 import { SESSION_OPERATIONS } from './sessions.js';
-import { SHARE_UPDATE_OPERATIONS, SHARE_UPDATE_SCHEMAS } from './share-update.js';
+import { SHARE_READ_OPERATIONS } from './share-read.js';
+import { SHARE_UPDATE_OPERATIONS, SHARE_UPDATE_RECORDS, SHARE_UPDATE_SCHEMAS } from './share-update.js';
 import type { AnyOperation } from './types.js';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   ...FINDBY_OPERATIONS,
   getCorpTransferSelectFields,
   ...SHARE_UPDATE_OPERATIONS,
+  ...SHARE_READ_OPERATIONS,
   ...COLLATERAL_OPERATIONS,
   ...SESSION_OPERATIONS,
 ];
@@ -33,7 +35,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
 export const CORE_OPERATIONS: readonly AnyOperation[] = [...OPERATIONS, ...COLLATERAL_WIRE_ONLY_OPERATIONS];
 
 /** Records whose shapes appear on the wire, as shared schemas. */
-const WIRE_RECORDS = [recordDef('CorpTransfer'), ...COLLATERAL_RECORDS];
+const WIRE_RECORDS = [recordDef('CorpTransfer'), ...SHARE_UPDATE_RECORDS, ...COLLATERAL_RECORDS];
 
 export const SHARED_SCHEMAS: readonly TSchema[] = [
   CredentialsSchema,

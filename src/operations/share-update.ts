@@ -125,14 +125,21 @@ function response(family: Family, record: RecordDef, failures: FailureBody[]) {
 // ---- Addressing ----
 
 /** The share id: any text the core takes (one no share has is a 404). */
-const ShareId = Type.String({ minLength: 1, pattern: TEXT_PATTERN, description: 'Share id' });
+export const ShareIdSchema = Type.String({ minLength: 1, pattern: TEXT_PATTERN, description: 'Share id' });
+
+/** A sub-record's locator: the core's xsd:int (one no record has is a 404). */
+export const ShareLocatorSchema = Type.Integer({
+  minimum: INT4_MIN,
+  maximum: INT4_MAX,
+  description: 'Unique within the account',
+});
 
 /**
  * The part of an update's request whose names are fixed: AccountNumber and ShareId. The locator and the
  * fields object are named from the catalog at run time (`<Record>Locator`, `<Record>UpdatableFields`),
  * so they are read with `property`.
  */
-type UpdateRequest = { AccountNumber: typeof AccountNumberSchema; ShareId: TOptional<typeof ShareId> };
+type UpdateRequest = { AccountNumber: typeof AccountNumberSchema; ShareId: TOptional<typeof ShareIdSchema> };
 type UpdateBody = RequestBody<UpdateRequest>;
 
 /** A body property whose name comes from the catalog (validated by the route like every other). */
@@ -328,10 +335,8 @@ function updateOperation(record: RecordDef, family: Family) {
   // updateShareByID names its record by ShareId; the others by their locator, ShareId optional.
   const request = {
     AccountNumber: AccountNumberSchema,
-    ShareId: locator ? Type.Optional(ShareId) : ShareId,
-    ...(locator
-      ? { [locator]: Type.Integer({ minimum: INT4_MIN, maximum: INT4_MAX, description: 'Unique within the account' }) }
-      : {}),
+    ShareId: locator ? Type.Optional(ShareIdSchema) : ShareIdSchema,
+    ...(locator ? { [locator]: ShareLocatorSchema } : {}),
     [updatableFieldsName(record, family)]: Type.Ref(updatableFieldsName(record, family)),
   } as UpdateRequest;
   return defineOperation({

@@ -229,12 +229,22 @@ ${table(
 
 ${
   holdTarget
-    ? curl(`${P1}/account/updateShareHoldByID`, {
+    ? `${curl(`${P1}/account/updateShareHoldByID`, {
         AccountNumber: holdTarget.accountNumber,
         ShareId: holdTarget.shareId,
         ShareHoldLocator: holdTarget.locator,
         ShareHoldFields: { Reference1: 'DEMO UPDATE' },
-      })
+      })}
+
+Each update has its read, named as SymXchange's account service names it (\`getShareHoldSelectFields\`, …, and
+\`getShareHoldPagedListSelectFields\` for the records of a share), which returns the fields selected:
+
+${curl(`${P1}/account/getShareHoldSelectFields`, {
+  AccountNumber: holdTarget.accountNumber,
+  ShareId: holdTarget.shareId,
+  ShareHoldLocator: holdTarget.locator,
+  SelectableFields: { ShareHoldFields: { Reference1: true } },
+})}`
     : ''
 }`,
 

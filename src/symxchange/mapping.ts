@@ -2,7 +2,8 @@
  * The SymXchange mapping (DESIGN, "The core boundary and SymXchange"): for each of coregate's operations
  * the SOAP operation that carries it, and every complex type its messages reach. It is derived, never
  * written per operation:
- * - 43 operations are the published WSDLs' own (the facts); P1 and P2 share updates share one.
+ * - Most operations are the published WSDLs' own (the facts); the P1 and P2 twins of a share update or read
+ *   share one.
  * - The 18 collateral operations the 3.0 WSDLs lack each follow the WSDL operation the facts name as their
  *   sibling (docs/decisions.md, "SymXchange"): an element of their own name, and a request type that is the
  *   sibling's without the elements the operation's JSON lacks (`SelectableFields`, `PagingRequestContext`)

@@ -124,13 +124,16 @@ export function jsonOfSoapAnswer(
   return result;
 }
 
-/** JSON without null properties: the wire says "no value" by leaving the element out. */
+/**
+ * JSON without null properties or empty lists: the wire says "no value", and "no entries" of a repeating
+ * field, by leaving the element out.
+ */
 export function withoutNulls(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutNulls);
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(
     Object.entries(value)
-      .filter(([, item]) => item !== null)
+      .filter(([, item]) => item !== null && !(Array.isArray(item) && item.length === 0))
       .map(([name, item]) => [name, withoutNulls(item)]),
   );
 }
