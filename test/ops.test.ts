@@ -55,11 +55,9 @@ describe('ops and docs endpoints', () => {
   test('/openapi.json is OpenAPI 3.1 with every operation, its request and response schemas and the bearer scheme', async () => {
     const document = (await get('/openapi.json')).json();
     assert.equal(document.openapi, '3.1.0');
-    assert.deepEqual(document.components.securitySchemes.bearerAuth, {
-      type: 'http',
-      scheme: 'bearer',
-      description: 'An API token from `coregate token create`',
-    });
+    const { type, scheme, description } = document.components.securitySchemes.bearerAuth;
+    assert.deepEqual({ type, scheme }, { type: 'http', scheme: 'bearer' });
+    assert.match(description, /coregate token create/);
     const paths = Object.keys(document.paths);
     assert.deepEqual(paths.sort(), OPERATIONS.map((op) => operationPath(op)).sort());
     assert.ok(paths.length >= 8);
@@ -67,7 +65,7 @@ describe('ops and docs endpoints', () => {
       const post = document.paths[path].post;
       assert.ok(post.requestBody.content['application/json'].schema, path);
       assert.ok(post.responses['200'].content['application/json'].schema, path);
-      assert.ok(post.responses['4XX'] ?? post.responses['4xx'], `${path} documents its problem responses`);
+      assert.ok(post.responses['400'] && post.responses['401'], `${path} documents its problem responses`);
     }
     assert.ok(document.components.schemas.CorpTransfer.properties.Memo);
     assert.ok(!paths.includes('/health'), 'ops endpoints stay out of the API document');
@@ -79,8 +77,8 @@ describe('ops and docs endpoints', () => {
     const refs = [...body.matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]!);
     assert.ok(refs.length > 0);
     for (const ref of refs) {
-      const name = ref.replace('#/components/schemas/', '');
-      assert.ok(document.components.schemas[name], `unresolved ${ref}`);
+      const [kind, name] = ref.replace('#/components/', '').split('/');
+      assert.ok(document.components[kind!]?.[name!], `unresolved ${ref}`);
     }
   });
 

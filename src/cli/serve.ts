@@ -148,6 +148,8 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
     config,
     logger: { level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } },
     jwt: jwtSettings ? createJwtVerifier(jwtSettings) : undefined,
+    // Shown in the reference's examples only while the database is the demo dataset it belongs to (api-reference.ts).
+    demoAdminPassword: (await import('./demo.js')).readDemoCredentials(config)?.adminPassword,
   }).catch(async (error: unknown) => {
     // Nothing may keep the process alive after a failed start (the database holds its data directory).
     await runtime.database.close();

@@ -3,8 +3,6 @@
  * envelope checks (operation-routes.ts), the ops endpoints, the API reference and security headers.
  */
 import { randomUUID } from 'node:crypto';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from '../config.js';
 import { checkCredentialPolicy } from '../operations/credential-policy.js';
@@ -19,8 +17,8 @@ import { errorHandler, sendProblem } from './error-handler.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { registerMaintenance } from './maintenance.js';
 import { withSafeErrorLogging } from './log-safety.js';
-import { openApiOptions } from './openapi.js';
-import { auditEvent, OperationPipeline } from './operation-pipeline.js';
+import { registerApiReference } from './api-reference.js';
+import { acceptedCredentials, auditEvent, OperationPipeline } from './operation-pipeline.js';
 import { registerOperationRoutes } from './operation-routes.js';
 import { registerSoapRoutes, soapEndpoints } from './soap-routes.js';
 import { createSymxCodec } from '../symxchange/codec.js';
@@ -40,6 +38,8 @@ export interface AppOptions {
   readonly limiter?: RateLimiter;
   /** What answers: by default the core the settings choose (the store, or a SymXchange core). */
   readonly core?: Core;
+  /** The demo set-up's administrative password (demo-credentials.json): the reference's examples show it on the demo dataset. */
+  readonly demoAdminPassword?: string;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -174,11 +174,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
-  await app.register(swagger, openApiOptions());
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    staticCSP: true,
-    uiConfig: { deepLinking: true, tryItOutEnabled: true },
+  const codec = createSymxCodec({ operations: CORE_OPERATIONS, schemas: SHARED_SCHEMAS });
+  await registerApiReference(app, {
+    db,
+    authenticator,
+    operations: OPERATIONS,
+    acceptedCredentials: (operation) => acceptedCredentials(operation, config),
+    problems: {
+      gateway: (options.core?.kind ?? config.core) === 'symxchange',
+      carriedByCore: (operation) => codec.mapping.carries(operation),
+    },
+    demoAdminPassword: options.demoAdminPassword,
   });
 
   const core =
@@ -216,7 +222,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     audit.record(auditEvent(request, operation, reply.statusCode, request.problemCode ?? null));
   });
   registerOperationRoutes(app, { operations: OPERATIONS, authenticator, pipeline, syms: core.syms });
-  const codec = createSymxCodec({ operations: CORE_OPERATIONS, schemas: SHARED_SCHEMAS });
   registerSoapRoutes(app, { config, codec, authenticator, pipeline });
   const soapPaths = new Map(soapEndpoints(codec).map((e) => [`${e.service}|${e.family}`, e.path]));
   registerOpsRoutes(app, {

@@ -1,28 +1,297 @@
 /**
- * OpenAPI 3.1 document options: generated from the route schemas, shared schemas as components.
+ * The OpenAPI 3.1 document (/openapi.json): generated from the route schemas, shared schemas as components,
+ * then completed from the operation registry: the servers, a tag per service, the token scopes, and per
+ * operation its required scope, a demo-data request and the answer it gets, the problems it can be answered
+ * with (operation-problems.ts) and the headers of each answer.
  */
 import type { SwaggerOptions } from '@fastify/swagger';
+import type { CredentialKind } from '../contract/envelope.js';
+import type { ProblemCode } from '../contract/problems.js';
+import { SCOPES } from '../contract/scopes.js';
+import { operationPath, type AnyOperation, type Service } from '../operations/types.js';
+import {
+  answerKey,
+  PLACEHOLDER,
+  problemExample,
+  recordedAnswer,
+  requestExample,
+  EXAMPLE_USER_NUMBER,
+} from './openapi-examples.js';
+import { operationProblems, type ProblemsOptions } from './operation-problems.js';
 
-export function openApiOptions(): SwaggerOptions {
+export interface OpenApiSettings {
+  /** The operations the document describes (each at its path on the spec's Sym). */
+  readonly operations: readonly AnyOperation[];
+  /** The credential kinds each operation accepts under the running configuration. */
+  readonly acceptedCredentials: (operation: AnyOperation) => readonly CredentialKind[];
+  readonly problems: ProblemsOptions;
+  /**
+   * The demo dataset's administrative password, shown in the request examples; given only when the database
+   * is the demo dataset and this is its administrative password (api-reference.ts).
+   */
+  readonly demoAdminPassword?: string;
+}
+
+const VERSION = '0.1.0';
+
+/** What each service's tag says (SymXchange's service names). */
+const SERVICE_TAGS: Readonly<Record<Service, string>> = {
+  findby:
+    'FindByService: locate accounts by card, home-banking user, MICR and draft, lookup, SSN or short name. ' +
+    'Nothing found is `null` or an empty list, never an error.',
+  corptransfer: 'CorpTransferService: read a corporate transfer by its global sequence, with field selection.',
+  account:
+    'AccountService: update a share and its sub-records (analysis, check order, hold, note, transfer, name, ' +
+    'tracking, …) and read them back. Rule failures of an update are reported per field in its answer.',
+  collateral:
+    'CollateralService: read a collateral and its holds, documents, document tracking, FM history and ' +
+    'tracking records: single records, lists, pages and searches, with field selection.',
+  usermanagement:
+    'Sessions: `logon` trades UserNumberCredentials for a TokenId that later calls send as TokenCredentials; ' +
+    "`logoff` ends the session. coregate's own: in gateway mode the core's sessions are used instead.",
+};
+
+/** Reusable headers of the answers (the names the server sends). */
+const HEADERS = {
+  'X-Request-Id': {
+    description:
+      "The request's id, quoted in the log and the audit trail: the `X-Request-Id` sent, when it is 1 to 64 " +
+      'of `A-Z a-z 0-9 . _ -`, else a generated UUID.',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Remaining': {
+    description:
+      'Calls this API token may still make in the current minute (for a FindBy lookup, the lower of its ' +
+      'general and lookup budgets).',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'Retry-After': { description: 'Seconds to wait before calling again.', schema: { type: 'integer', minimum: 1 } },
+  'WWW-Authenticate': {
+    description: 'The scheme to authenticate with: `Bearer realm="coregate"`.',
+    schema: { type: 'string' },
+  },
+  'Idempotent-Replayed': {
+    description: '`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`.',
+    schema: { type: 'string', enum: ['true'] },
+  },
+} as const;
+
+type HeaderName = keyof typeof HEADERS;
+
+/** Request headers, as reusable parameters. */
+const PARAMETERS = {
+  RequestId: {
+    name: 'X-Request-Id',
+    in: 'header',
+    required: false,
+    description: 'Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log.',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$' },
+  },
+  IdempotencyKey: {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description:
+      'Makes a retry safe: a request with a key this token used before gets the first answer again, without ' +
+      'applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED).',
+    schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+  },
+} as const;
+
+/** What each error status means for a call. */
+const STATUS_DESCRIPTIONS: Readonly<Record<number, string>> = {
+  400: 'The request is not valid: its body, a query or a paging token (`errors` names each property at fault)',
+  401: 'No valid bearer token',
+  403: "The token lacks the operation's scope, or the body credentials do not allow the call",
+  404: 'No record with the key the request names',
+  413: 'The body is larger than the limit',
+  415: 'The body is not `application/json`',
+  422: 'The Idempotency-Key was used with another request',
+  429: 'Too many calls with this token; retry after `Retry-After` seconds',
+  500: 'Something went wrong on our side; quote the request id',
+  501: 'Not available in gateway mode',
+  502: "The core refused the call or answered something that is not SymXchange (`core` holds the core's fault)",
+  503: 'The database or the core cannot be reached now; retry after `Retry-After` seconds',
+  504: 'The core did not answer in time',
+};
+
+/** Headers of a problem answer: the rate-limit budget is reported once the token passed (not on 401 or 429). */
+function problemHeaders(status: number): HeaderName[] {
+  const headers: HeaderName[] = ['X-Request-Id'];
+  if (status !== 401 && status !== 429) headers.push('RateLimit-Remaining');
+  if (status === 401) headers.push('WWW-Authenticate');
+  if (status === 429 || status === 503) headers.push('Retry-After');
+  return headers;
+}
+
+const headerRefs = (names: readonly HeaderName[]) =>
+  Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+
+function successDescription(operation: AnyOperation): string {
+  if (operation.writes) return 'Updated (values that break a rule are not written and are listed per field)';
+  if (operation.service === 'findby') return 'What the lookup found (`null` or an empty list when nothing matches)';
+  if (operation.readPlan) return 'The records read, with the fields selected';
+  return operation.summary;
+}
+
+/** The bearer scheme, with the scope each operation needs (a token is created with its scopes). */
+function securityScheme(operations: readonly AnyOperation[]) {
+  const users = (scope: string) => [
+    ...new Set(operations.filter((operation) => operation.scope === scope).map((operation) => operation.name)),
+  ];
+  const scopes = Object.fromEntries(
+    SCOPES.map((scope) => [scope, `Calls ${users(scope).join(', ') || 'no operation yet'}`]),
+  );
+  return {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'An API token: `coregate token create --name NAME --scopes SCOPE,…` (the demo token is in ' +
+      '`data/demo-credentials.json`). Each operation names the scope it needs in its security requirement; ' +
+      `the scopes are:\n\n${Object.entries(scopes)
+        .map(([scope, use]) => `- \`${scope}\`: ${use}`)
+        .join('\n')}\n\nSession calls (logon, logoff) take any live token.`,
+    'x-scopes': scopes,
+  };
+}
+
+/**
+ * The document's options for @fastify/swagger; the completion runs when the document is first asked for.
+ * @example await app.register(swagger, openApiOptions(settings))
+ */
+export function openApiOptions(settings: OpenApiSettings): SwaggerOptions {
+  const demo = settings.demoAdminPassword !== undefined;
   return {
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'coregate: Core Account Records Service',
-        version: '0.1.0',
+        version: VERSION,
+        // package.json's UNLICENSED: no license is granted (SPDX's form for a license of one's own).
+        license: { name: 'Proprietary (UNLICENSED)', identifier: 'LicenseRef-Proprietary' },
         description:
           'HTTP+JSON gateway to credit-union core records: FindBy lookups, corporate transfers, share updates ' +
-          'and collateral records. Every operation is a POST with a JSON body carrying `Credentials`, and needs ' +
-          '`Authorization: Bearer <token>`. Errors are RFC 9457 problem details with a stable `code`.',
+          'and read-back, and collateral records. Every operation is a POST with a JSON body carrying ' +
+          '`Credentials`, and needs `Authorization: Bearer <token>`. Errors are RFC 9457 problem details ' +
+          '(`application/problem+json`) with a stable `code`; each operation lists the statuses and codes it can ' +
+          'answer with.\n\n' +
+          'Every request example is a request the demo dataset answers (docs/demo-data.md), with the ' +
+          'administrative password as its credentials: ' +
+          (demo
+            ? 'this server holds the demo dataset, so the examples carry its password. '
+            : `replace \`${PLACEHOLDER.adminPassword}\` with yours. `) +
+          'Press **Authorize** once and give the API token, then **Try it out** on any operation.',
       },
+      servers: [{ url: '/', description: 'This coregate (where this document was loaded from)' }],
+      tags: [...new Set(settings.operations.map((operation) => operation.service))].map((service) => ({
+        name: service,
+        description: SERVICE_TAGS[service],
+      })),
       components: {
-        securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token from `coregate token create`' },
-        },
+        securitySchemes: { bearerAuth: securityScheme(settings.operations) as never },
+        headers: HEADERS as never,
+        parameters: PARAMETERS as never,
       },
     },
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
+    transformObject: (documentObject) => {
+      const document = (documentObject as { openapiObject: OpenApiDocument }).openapiObject;
+      completeOperations(document, settings);
+      return document as never;
+    },
   };
 }
+
+type Json = Record<string, unknown>;
+
+interface DocumentOperation {
+  description?: string;
+  parameters?: Json[];
+  requestBody?: { content: Record<string, Json> };
+  responses: Record<string, Json>;
+  security?: Record<string, string[]>[];
+}
+
+interface OpenApiDocument {
+  paths: Record<string, { post?: DocumentOperation }>;
+  components: Json & { examples?: Record<string, Json>; responses?: Record<string, Json> };
+}
+
+/** Each operation's scope, examples, answers and their headers, from the registry. */
+function completeOperations(document: OpenApiDocument, settings: OpenApiSettings): void {
+  const problemExamples: Record<string, Json> = {};
+  // A problem answer is shared by the operations with the same status and codes.
+  const problemResponses: Record<string, Json> = {};
+  for (const operation of settings.operations) {
+    const documented = document.paths[operationPath(operation)]?.post;
+    if (!documented) continue;
+    const accepted = settings.acceptedCredentials(operation);
+    documented.security = [{ bearerAuth: operation.scope ? [operation.scope] : [] }];
+    documented.parameters = [
+      { $ref: '#/components/parameters/RequestId' },
+      ...(operation.writes ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+    ];
+    const sessions = accepted.includes('AdministrativeCredentials')
+      ? ''
+      : ` The example needs a user: \`coregate user add --number ${EXAMPLE_USER_NUMBER} --name NAME\`.`;
+    documented.description = `${documented.description ?? ''}${sessions}`;
+    const body = documented.requestBody?.content['application/json'];
+    if (body) {
+      body.examples = {
+        demo: {
+          summary: 'A request the demo dataset answers',
+          value: requestExample(operation, accepted, settings.demoAdminPassword),
+        },
+      };
+    }
+
+    const success = documented.responses['200'] ?? {};
+    const answer = recordedAnswer(operation);
+    const successContent = (success.content as Record<string, Json> | undefined)?.['application/json'] ?? {};
+    const responses: Record<string, Json> = {
+      200: {
+        description: successDescription(operation),
+        headers: headerRefs([
+          'X-Request-Id',
+          'RateLimit-Remaining',
+          ...(operation.writes ? (['Idempotent-Replayed'] as const) : []),
+        ]),
+        content: {
+          'application/json': {
+            ...successContent,
+            ...(answer === undefined
+              ? {}
+              : {
+                  examples: { demo: { summary: `The demo dataset's answer (${answerKey(operation)})`, value: answer } },
+                }),
+          },
+        },
+      },
+    };
+    for (const [status, codes] of operationProblems(operation, settings.problems)) {
+      for (const code of codes) problemExamples[code] ??= { summary: code, value: problemExample(status, code) };
+      const name = `problem-${status}-${codes.join('-')}`;
+      problemResponses[name] ??= {
+        description: STATUS_DESCRIPTIONS[status] ?? codes.join(', '),
+        headers: headerRefs(problemHeaders(status)),
+        content: {
+          'application/problem+json': {
+            schema: problemSchema(codes),
+            examples: Object.fromEntries(codes.map((code) => [code, { $ref: `#/components/examples/${code}` }])),
+          },
+        },
+      };
+      responses[status] = { $ref: `#/components/responses/${name}` };
+    }
+    documented.responses = responses;
+  }
+  document.components.examples = problemExamples;
+  document.components.responses = problemResponses;
+}
+
+/** The Problem schema with the codes a status carries for one operation. */
+const problemSchema = (codes: readonly ProblemCode[]) => ({
+  allOf: [{ $ref: '#/components/schemas/Problem' }, { type: 'object', properties: { code: { enum: [...codes] } } }],
+});

@@ -370,6 +370,12 @@ export class Authenticator {
     return ok;
   }
 
+  /** Whether `password` is the administrative password in force; no lockout counts it (a check of the service's own). */
+  async isAdminPassword(password: string): Promise<boolean> {
+    const stored = await this.storedAdminHash();
+    return stored !== undefined && (await this.verifyPassword(password, stored));
+  }
+
   private async storedAdminHash(): Promise<string | undefined> {
     if (this.options.adminPasswordHash) return this.options.adminPasswordHash;
     const now = Date.now();

@@ -15,6 +15,8 @@ export { renderDemoDataDoc } from './demo-data-doc.js';
 
 /** Examples come from the first accounts where possible, so they exist in any dataset of that size. */
 const PREFERRED_ACCOUNTS = 50;
+/** File-maintenance history rows of the short collateral example at most. */
+const SHORT_HISTORY_RECORDS = 20;
 /** The active-card example expires late, so it stays active for years after this doc is written. */
 const ACTIVE_EXAMPLE_EXPIRES_AFTER = '2030-01-01';
 
@@ -77,22 +79,12 @@ export interface DemoExamples {
     readonly fromAccount: string;
     readonly amount: number;
   };
-  readonly collateral: {
-    readonly collateralNumber: string;
-    readonly accountNumber: string;
-    readonly description: string;
-    readonly holds: number;
-    readonly documents: number;
-    readonly fmHistory: number;
-    readonly trackings: number;
-    /** A document with tracking records, and one of them. */
-    readonly documentLocator: number;
-    readonly documentTrackings: number;
-    readonly documentTrackingLocator: number;
-    /** A collateral hold and a tracking record of the collateral. */
-    readonly holdLocator: number;
-    readonly trackingLocator: number;
-  };
+  readonly collateral: CollateralExample;
+  /**
+   * A collateral with every child record and a short file-maintenance history: the whole tree of it is a
+   * page, not a book (the API reference's examples read it).
+   */
+  readonly shortCollateral: CollateralExample;
   /** One record of each share sub-record type (and a share), on the first account that has them all. */
   readonly shareTargets: readonly ShareTarget[];
   readonly noMatch: {
@@ -109,6 +101,23 @@ export interface DemoExamples {
     readonly globalSequence: number;
     readonly collateralNumber: string;
   };
+}
+
+export interface CollateralExample {
+  readonly collateralNumber: string;
+  readonly accountNumber: string;
+  readonly description: string;
+  readonly holds: number;
+  readonly documents: number;
+  readonly fmHistory: number;
+  readonly trackings: number;
+  /** A document with tracking records, and one of them. */
+  readonly documentLocator: number;
+  readonly documentTrackings: number;
+  readonly documentTrackingLocator: number;
+  /** A collateral hold and a tracking record of the collateral. */
+  readonly holdLocator: number;
+  readonly trackingLocator: number;
 }
 
 /**
@@ -248,7 +257,7 @@ export function demoExamples(seed: number, accounts: number): DemoExamples {
       : undefined;
   });
 
-  const collateral = firstFrom(bundles, 'collateral with every child', ({ accountNumber, records }) => {
+  const collateralOf = ({ accountNumber, records }: AccountBundle): CollateralExample | undefined => {
     const tracking = records.CollateralDocumentTracking[0];
     if (!tracking) return undefined;
     const collateralNumber = String(tracking.keys.collateral_number);
@@ -275,6 +284,11 @@ export function demoExamples(seed: number, accounts: number): DemoExamples {
       holdLocator: num(hold.values, 'Locator'),
       trackingLocator: num(collateralTracking.values, 'Locator'),
     };
+  };
+  const collateral = firstFrom(bundles, 'collateral with every child', collateralOf);
+  const shortCollateral = firstFrom(ordinary, 'collateral with every child and a short history', (bundle) => {
+    const found = collateralOf(bundle);
+    return found && found.fmHistory <= SHORT_HISTORY_RECORDS ? found : undefined;
   });
 
   const shareTargets = firstFrom(bundles, 'account with every share sub-record', ({ accountNumber, records }) => {
@@ -350,6 +364,7 @@ export function demoExamples(seed: number, accounts: number): DemoExamples {
     shortName: { shortName, accountNumbers: accountsOf(shortNames, shortName) },
     corpTransfer,
     collateral,
+    shortCollateral,
     shareTargets,
     noMatch,
   };

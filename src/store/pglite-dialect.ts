@@ -18,8 +18,12 @@ import {
 
 const { serialize } = protocol;
 
-/** Query texts kept as named prepared statements; further texts are parsed on every run. */
-const MAX_PREPARED = 2000;
+/**
+ * Query texts kept as named prepared statements; further texts are parsed on every run. Each one's plan
+ * stays in the WebAssembly heap, which never shrinks: 200 hold every text a run of the bench sends, and
+ * cost 35 MB less resident memory than 2,000 (docs/performance.md).
+ */
+const MAX_PREPARED = 200;
 
 interface Prepared {
   readonly name: string;

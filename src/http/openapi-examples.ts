@@ -1,0 +1,80 @@
+/**
+ * The examples of the reference: for every operation a request that succeeds on the demo dataset (its
+ * values from the generator, src/seed/demo-requests.ts) and the answer the demo dataset gives to it,
+ * recorded by `npm run openapi:answers` (scripts/openapi-answers.ts) into demo-answers.json and checked
+ * against the server by test/contract.test.ts.
+ */
+import type { CredentialKind, CredentialsBody } from '../contract/envelope.js';
+import { Problem, problemBody, type ProblemBody, type ProblemCode } from '../contract/problems.js';
+import type { AnyOperation } from '../operations/types.js';
+import { demoRequest } from '../seed/demo-requests.js';
+import { demoExamples, type DemoExamples } from '../seed/examples.js';
+import { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED } from '../seed/load.js';
+import demoAnswers from './demo-answers.json' with { type: 'json' };
+import { PROBLEM_EXAMPLE_DETAILS } from './operation-problems.js';
+
+/** What an example shows in place of a secret the reference does not know. */
+export const PLACEHOLDER = {
+  adminPassword: '<admin password>',
+  userPassword: '<user password>',
+  tokenId: '<TokenId from logon>',
+} as const;
+
+/** The user number of the session examples: a user `coregate user add --number 1` creates. */
+export const EXAMPLE_USER_NUMBER = 1;
+
+/**
+ * The credentials of an operation's example: the administrative password wherever it is accepted; the
+ * session calls, which take one kind of their own, show it with placeholders.
+ */
+export function exampleCredentials(
+  accepted: readonly CredentialKind[],
+  adminPassword: string = PLACEHOLDER.adminPassword,
+): CredentialsBody {
+  if (accepted.includes('AdministrativeCredentials')) return { AdministrativeCredentials: { Password: adminPassword } };
+  if (accepted.includes('UserNumberCredentials'))
+    return { UserNumberCredentials: { UserNumber: EXAMPLE_USER_NUMBER, Password: PLACEHOLDER.userPassword } };
+  if (accepted.includes('TokenCredentials')) return { TokenCredentials: { TokenId: PLACEHOLDER.tokenId } };
+  throw new Error(`no example credentials among ${accepted.join(', ')}`);
+}
+
+let examples: DemoExamples | undefined;
+
+/**
+ * The demo dataset's example values, computed once when the reference is first asked for. The collateral
+ * reads name the collateral with a short history: a whole tree of account 1's would list a thousand rows.
+ */
+function demoDataset(): DemoExamples {
+  if (!examples) {
+    const all = demoExamples(DEFAULT_SEED, DEFAULT_DEMO_ACCOUNTS);
+    examples = { ...all, collateral: all.shortCollateral };
+  }
+  return examples;
+}
+
+/**
+ * The body of a request of `operation` that succeeds on the demo dataset.
+ * @example requestExample(findBySSN, ['AdministrativeCredentials'], 'pw') // { Credentials: …, SSN: '…' }
+ */
+export function requestExample(
+  operation: AnyOperation,
+  accepted: readonly CredentialKind[],
+  adminPassword?: string,
+): Record<string, unknown> {
+  return { Credentials: exampleCredentials(accepted, adminPassword), ...demoRequest(demoDataset(), operation) };
+}
+
+/** The key of an operation's recorded answer: its family and name, as the audit trail names it. */
+export const answerKey = (operation: Pick<AnyOperation, 'family' | 'name'>): string =>
+  `${operation.family}:${operation.name}`;
+
+/** The answer the demo dataset gives to an operation's example request, when it was recorded. */
+export function recordedAnswer(operation: AnyOperation): unknown {
+  return (demoAnswers as Readonly<Record<string, unknown>>)[answerKey(operation)];
+}
+
+/** A problem body of `code` as a call is answered with it (without `instance`, the path of the call). */
+export function problemExample(status: number, code: ProblemCode): ProblemBody {
+  const problem = new Problem(status, code, '');
+  return problemBody(new Problem(status, code, PROBLEM_EXAMPLE_DETAILS[code] ?? problem.title));
+}

@@ -1,0 +1,81 @@
+/**
+ * The problems a call to an operation can be answered with, by status, read off the steps a call goes
+ * through (operation-pipeline.ts and the edge around it): the reference documents exactly these, and
+ * test/contract.test.ts holds the server to them.
+ */
+import type { ProblemCode } from '../contract/problems.js';
+import type { AnyOperation } from '../operations/types.js';
+
+export interface ProblemsOptions {
+  /** Gateway mode: a SymXchange core answers, and its failures are CORE_* problems. */
+  readonly gateway: boolean;
+  /** Whether the core carries the operation (gateway mode); coregate's own session calls it does not. */
+  readonly carriedByCore: (operation: AnyOperation) => boolean;
+}
+
+/** Request properties whose values the operation checks as a query or a paging token (400 with its own code). */
+const QUERY_PROPERTIES = ['Query', 'SearchFilter', 'ChildrenSearchFilter'];
+
+/**
+ * Status → the problem codes it carries, for a call of `operation`, in status order.
+ * @example operationProblems(findBySSN, { gateway: false, carriedByCore: () => true }).get(401) // ['UNAUTHENTICATED']
+ */
+export function operationProblems(
+  operation: AnyOperation,
+  options: ProblemsOptions,
+): ReadonlyMap<number, readonly ProblemCode[]> {
+  const problems = new Map<number, ProblemCode[]>();
+  const add = (status: number, ...codes: ProblemCode[]) =>
+    problems.set(status, [...new Set([...(problems.get(status) ?? []), ...codes])]);
+  const request = Object.keys(operation.request);
+  const core = options.gateway && options.carriedByCore(operation);
+
+  // The body: JSON only (415), within the size limit (413), valid JSON of the operation's schema (400).
+  add(400, 'VALIDATION_FAILED', 'MALFORMED_JSON');
+  if (request.some((name) => QUERY_PROPERTIES.includes(name))) add(400, 'INVALID_QUERY');
+  if (request.includes('PagingRequestContext')) add(400, 'INVALID_PAGING_TOKEN');
+  // The bearer token (401), then the token's scope and the body credentials (403).
+  add(401, 'UNAUTHENTICATED');
+  add(403, 'FORBIDDEN');
+  if (core) add(403, 'CORE_CREDENTIALS_REJECTED');
+  // A read or write names its record by key; a lookup answers "nothing found" with null or an empty list.
+  if (operation.readPlan || operation.writes || core) add(404, 'RECORD_NOT_FOUND');
+  add(413, 'PAYLOAD_TOO_LARGE');
+  add(415, 'UNSUPPORTED_MEDIA_TYPE');
+  // An Idempotency-Key sent again with another body.
+  if (operation.writes) add(422, 'IDEMPOTENCY_KEY_REUSED');
+  add(429, 'RATE_LIMITED');
+  add(500, 'INTERNAL');
+  if (options.gateway && !core) add(501, 'STORE_ONLY');
+  if (core) add(502, 'CORE_ERROR', 'CORE_BAD_RESPONSE');
+  // coregate's own database (tokens, idempotency keys, the store) is unreachable; in gateway mode, the core.
+  add(503, 'UNAVAILABLE');
+  if (core) add(503, 'CORE_UNAVAILABLE');
+  if (core) add(504, 'CORE_TIMEOUT');
+  return new Map([...problems].sort(([a], [b]) => a - b));
+}
+
+/** What a problem of a code says, as the reference's examples show it (a code not here says its title). */
+export const PROBLEM_EXAMPLE_DETAILS: Readonly<Partial<Record<ProblemCode, string>>> = {
+  VALIDATION_FAILED: '/SSN: must match pattern "^[0-9]{9}$"',
+  MALFORMED_JSON: 'The body is not valid JSON: Unexpected end of JSON input',
+  UNSUPPORTED_MEDIA_TYPE: 'Send the body as application/json',
+  PAYLOAD_TOO_LARGE: 'The body exceeds the size limit',
+  UNAUTHENTICATED: 'A valid bearer token is required',
+  FORBIDDEN: 'The credentials do not allow this operation',
+  NOT_FOUND: 'No resource at this path',
+  METHOD_NOT_ALLOWED: 'GET is not allowed here; use POST',
+  RECORD_NOT_FOUND: 'No record with that key',
+  INVALID_QUERY: 'Unknown field "Amout" at position 1',
+  INVALID_PAGING_TOKEN: 'The paging token is not valid for this request',
+  RATE_LIMITED: 'Too many requests; retry in 12 s',
+  IDEMPOTENCY_KEY_REUSED: 'This Idempotency-Key was used with a different request',
+  UNAVAILABLE: 'The database is not reachable; retry shortly',
+  CORE_UNAVAILABLE: 'The core is unavailable: connect ECONNREFUSED',
+  CORE_TIMEOUT: 'The core did not answer within 10000 ms',
+  CORE_BAD_RESPONSE: 'The core answered HTTP 404 with text/html, not a SOAP envelope',
+  CORE_ERROR: 'The core refused the call: Invalid share type',
+  CORE_CREDENTIALS_REJECTED: 'The core rejected the credentials: Invalid password',
+  STORE_ONLY: "This is coregate's own session management: in gateway mode log on at the core",
+  INTERNAL: 'Something went wrong; quote request id 6f1c0b7e-2f7e-4a51-9a57-3c1d3f0e8b21 when reporting it',
+};
