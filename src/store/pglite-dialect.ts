@@ -20,8 +20,8 @@ const { serialize } = protocol;
 
 /**
  * Query texts kept as named prepared statements; further texts are parsed on every run. Each one's plan
- * stays in the WebAssembly heap, which never shrinks: 200 hold every text a run of the bench sends, and
- * cost 35 MB less resident memory than 2,000 (docs/performance.md).
+ * stays in the WebAssembly heap, which never shrinks: a bench run with field selections and search
+ * queries of many shapes peaked 35 MB lower with 200 than with 2,000 (docs/performance.md).
  */
 const MAX_PREPARED = 200;
 
