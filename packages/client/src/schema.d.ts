@@ -564,6 +564,806 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/gw/627/persistent/account/getShareSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One Share record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getSharePagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the Share records of an account with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getSharePagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareAnalysisSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareAnalysis record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareAnalysisSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareAnalysisPagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareAnalysis records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareAnalysisPagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareAnalysisGroupSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareAnalysisGroup record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareAnalysisGroupSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareAnalysisGroupPagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareAnalysisGroup records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareAnalysisGroupPagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareAnalysisPlanSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareAnalysisPlan record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareAnalysisPlanSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareAnalysisPlanPagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareAnalysisPlan records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareAnalysisPlanPagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareCheckOrderSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareCheckOrder record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareCheckOrderSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareCheckOrderPagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareCheckOrder records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareCheckOrderPagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareHoldSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareHold record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareHoldSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareHoldPagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareHold records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareHoldPagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareNoteSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareNote record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareNoteSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareNotePagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareNote records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareNotePagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareTransferSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareTransfer record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareTransferSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareTransferPagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareTransfer records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareTransferPagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareNameSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareName record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareNameSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareNamePagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareName records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareNamePagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareTrackingSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareTracking record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareTrackingSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/persistent/account/getShareTrackingPagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareTracking records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["getShareTrackingPagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One Share record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getSharePagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the Share records of an account with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getSharePagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareAnalysisSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareAnalysis record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareAnalysisSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareAnalysisPagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareAnalysis records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareAnalysisPagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareAnalysisGroupSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareAnalysisGroup record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareAnalysisGroupSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareAnalysisGroupPagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareAnalysisGroup records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareAnalysisGroupPagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareAnalysisPlanSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareAnalysisPlan record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareAnalysisPlanSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareAnalysisPlanPagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareAnalysisPlan records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareAnalysisPlanPagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareCheckOrderSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareCheckOrder record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareCheckOrderSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareCheckOrderPagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareCheckOrder records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareCheckOrderPagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareHoldSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareHold record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareHoldSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareHoldPagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareHold records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareHoldPagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareNoteSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareNote record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareNoteSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareNotePagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareNote records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareNotePagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareTransferSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareTransfer record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareTransferSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareTransferPagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareTransfer records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareTransferPagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareNameSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareName record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareNameSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareNamePagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareName records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareNamePagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareTrackingSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One ShareTracking record with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareTrackingSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gw/627/2022.01/account/getShareTrackingPagedListSelectFields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the ShareTracking records of a share with the selected fields
+         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         */
+        post: operations["v2022_01_getShareTrackingPagedListSelectFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/gw/627/2022.01/collateral/getCollateral": {
         parameters: {
             query?: never;
@@ -1465,6 +2265,1579 @@ export interface components {
         CorpTransferSelectableFields: {
             IncludeAllCorpTransferFields?: boolean;
             CorpTransferFields?: components["schemas"]["CorpTransferFields"];
+        };
+        Share: {
+            /** Format: date */
+            ActivityDate?: string | null;
+            AlternateAddress?: {
+                EntryId: number;
+                AlternateAddress: string | null;
+            }[];
+            AlternateNameLocator?: number | null;
+            AlternateNameType?: number | null;
+            AlternatePhone?: {
+                EntryId: number;
+                AlternatePhone: string | null;
+            }[];
+            AmortizationSchd?: number | null;
+            AmortizationSchdType?: number | null;
+            AnalysisGroupPrimaryAcct?: string | null;
+            AnalysisGroupPrimaryId?: string | null;
+            AnalysisPmtAcct?: string | null;
+            AnalysisPmtIdType?: number | null;
+            AnalysisPmtSlId?: string | null;
+            AuthFeeOption?: {
+                EntryId: number;
+                AuthFeeOption: number | null;
+            }[];
+            AvailableBalance?: number | null;
+            Balance?: number | null;
+            BondIntLastYear?: number | null;
+            BondIntYtd?: number | null;
+            Branch?: number | null;
+            /** Format: date */
+            BumpEffectiveDate?: string | null;
+            /** Format: date */
+            BumpExpirationDate?: string | null;
+            BumpRate?: number | null;
+            CallItemSchd?: number | null;
+            CallItemSchdType?: number | null;
+            CappedFeesAmountCap?: number | null;
+            CappedFeesAmtPeriod?: number | null;
+            CappedFeesCntPeriod?: number | null;
+            CappedFeesCountCap?: number | null;
+            CddivAccrLastYr?: number | null;
+            CddivAccrYtd?: number | null;
+            CertificateNumber?: string | null;
+            Chapter4WithheldLstYr?: number | null;
+            Chapter4WithheldYtd?: number | null;
+            Chapter4WithholdingCode?: number | null;
+            ChargeOffAmount?: number | null;
+            /** Format: date */
+            ChargeOffDate?: string | null;
+            ChargeOffType?: number | null;
+            CheckDigits?: string | null;
+            /** Format: date */
+            CloseDate?: string | null;
+            CorporateUserTransferCode?: number | null;
+            CourtesyFeeLy?: number | null;
+            CourtesyFeeMtd?: number | null;
+            CourtesyFeeYtd?: number | null;
+            CourtesyPayLastYear?: number | null;
+            CourtesyPayMonthToDate?: number | null;
+            CourtesyPayYtd?: number | null;
+            CreatedAtBranch?: number | null;
+            CreatedByUser?: number | null;
+            CreditReportComment?: string | null;
+            CreditReportCompliance?: string | null;
+            CreditReportConsumerInfo?: string | null;
+            /** Format: date */
+            CreditReportConsumerInfoDate?: string | null;
+            CreditReportLastStatus?: number | null;
+            CreditReportNumber?: string | null;
+            /** Format: date */
+            CreditReportOccurDate?: string | null;
+            CreditReportOriginalAmountRptd?: number | null;
+            CreditReportingCode?: number | null;
+            CuTotalsUseCode?: number | null;
+            CurrDivPayable?: number | null;
+            CurrMonthPaidDiv?: number | null;
+            Description?: string | null;
+            DivAccrual?: number | null;
+            /** Format: date */
+            DivAccrualDate?: string | null;
+            DivDisbUpdtActvtyD?: number | null;
+            DivFromOpen?: number | null;
+            DivLastYear?: number | null;
+            DivPeriodBalDays?: number | null;
+            /** Format: date */
+            DivPeriodStart?: string | null;
+            DivPostCode?: number | null;
+            DivRate?: number | null;
+            DivType?: number | null;
+            DivYtd?: number | null;
+            DividendDue?: number | null;
+            DividendRateMargin?: number | null;
+            DividendRateMarginSign?: number | null;
+            DividendRateMax?: number | null;
+            DividendRateMin?: number | null;
+            /** Format: date */
+            DividendRatePeriodDate?: string | null;
+            DividendRatePeriodFreq?: number | null;
+            EscrowLastYear?: number | null;
+            EscrowYtd?: number | null;
+            EscrowedLoanId?: string | null;
+            ExtAchXfrDailyLimitIn?: number | null;
+            ExtAchXfrDailyLimitOut?: number | null;
+            FeeCount?: {
+                EntryId: number;
+                FeeCount: number | null;
+            }[];
+            FeeExemptCrtsyBal?: number | null;
+            Id?: string | null;
+            InsuranceBalanceAge?: {
+                EntryId: number;
+                InsuranceBalanceAge: number | null;
+            }[];
+            InsuranceMaximum?: number | null;
+            InsuranceType?: number | null;
+            Irs1042SUfid?: number | null;
+            IrsCode?: number | null;
+            IrsPlan?: number | null;
+            /** Format: date */
+            LastAccrualUpdateDate?: string | null;
+            /** Format: date */
+            LastCrReportDate?: string | null;
+            LastDirectDepAmt?: number | null;
+            /** Format: date */
+            LastDirectDepDate?: string | null;
+            LastDivAmount?: number | null;
+            /** Format: date */
+            LastDivDate?: string | null;
+            /** Format: date */
+            LastFmDate?: string | null;
+            /** Format: date */
+            LastPurgeDate?: string | null;
+            /** Format: date */
+            LastTranDate?: string | null;
+            LedgerAccrual?: number | null;
+            /** Format: date */
+            LedgerAccrualDate?: string | null;
+            LoanPaymentHold?: number | null;
+            /** Format: date */
+            MaturityDate?: string | null;
+            MaturityPostCode?: number | null;
+            McDivLastYear?: number | null;
+            McDivYtd?: number | null;
+            MemberBranchSupport?: number | null;
+            MemberUserTransferCode?: number | null;
+            MicrAcctNumber?: string | null;
+            MinimumBalance?: number | null;
+            MinimumDeposit?: number | null;
+            MinimumWithdrawal?: number | null;
+            MtdAccruedDivs?: number | null;
+            MtdEarnedDivs?: number | null;
+            MtdPaidDivs?: number | null;
+            MtdPriorRateAccrual?: number | null;
+            /** Format: date */
+            NegativeBalanceDate?: string | null;
+            /** Format: date */
+            NegativeBalanceNoticeDate?: string | null;
+            NegativeBalanceNoticeNumber?: number | null;
+            NegativeBalanceNoticeType?: number | null;
+            Nickname?: string | null;
+            NsfFeeLy?: number | null;
+            NsfFeeMtd?: number | null;
+            NsfFeeYtd?: number | null;
+            NsfLastYear?: number | null;
+            NsfMonthToDate?: number | null;
+            NsfYtd?: number | null;
+            OdtAuthFeeSrcCodeList?: {
+                EntryId: number;
+                OdtAuthFeeSrcCodeList: string | null;
+            }[];
+            /** Format: date */
+            OpenDate?: string | null;
+            OriginalBalance?: number | null;
+            OriginalDeposit?: number | null;
+            /** Format: date */
+            OriginalDepositDate?: string | null;
+            OverdraftFeeLastYr?: number | null;
+            OverdraftFeeYtd?: number | null;
+            OverdraftTolerance?: number | null;
+            PayeeLine?: {
+                EntryId: number;
+                PayeeLine: string | null;
+            }[];
+            PayeeNameLocator?: number | null;
+            PayeeNameType?: number | null;
+            PayeePhone?: {
+                EntryId: number;
+                PayeePhone: string | null;
+            }[];
+            PenaltyLastYear?: number | null;
+            PenaltyType?: number | null;
+            PenaltyYtd?: number | null;
+            PeriodicCap?: number | null;
+            PeriodicStartRate?: number | null;
+            PositivePayDraft?: number | null;
+            PreMthDivAccrued?: {
+                EntryId: number;
+                PreMthDivAccrued: number | null;
+            }[];
+            PreMthDivEarned?: {
+                EntryId: number;
+                PreMthDivEarned: number | null;
+            }[];
+            PreMthDivPaid?: {
+                EntryId: number;
+                PreMthDivPaid: number | null;
+            }[];
+            PutItemSchd?: number | null;
+            PutItemSchdType?: number | null;
+            /** Format: date */
+            RecordChangeDate?: string | null;
+            Reference?: string | null;
+            RegDCheckCount?: number | null;
+            RegDCtrStartDay?: number | null;
+            RegDTransferCount?: number | null;
+            RegECount?: number | null;
+            RenewShareType?: number | null;
+            RenewTermFreq?: number | null;
+            RenewTermPeriod?: number | null;
+            Service?: {
+                EntryId: number;
+                Service: number | null;
+            }[];
+            ShareCode?: number | null;
+            StateWithholdingCode?: number | null;
+            StateWithholdingLastQtr?: number | null;
+            StateWithholdingLastYear?: number | null;
+            StateWithholdingQtd?: number | null;
+            StateWithholdingYtd?: number | null;
+            /** Format: date */
+            StatementDate?: string | null;
+            StatementGroup?: number | null;
+            StatementMailCode?: number | null;
+            /** Format: date */
+            StatementPrevDate?: string | null;
+            SweepBalanceType?: number | null;
+            SweepPriority?: number | null;
+            SweepTargetMaximum?: number | null;
+            SweepTargetMinimum?: number | null;
+            TermFrequency?: number | null;
+            TermPeriod?: number | null;
+            Type?: number | null;
+            UnpaidFeeLastYear?: number | null;
+            UnpaidFeeYtd?: number | null;
+            UserAmount1?: number | null;
+            UserAmount2?: number | null;
+            UserChar1?: string | null;
+            UserChar2?: string | null;
+            UserChar3?: string | null;
+            UserChar4?: string | null;
+            /** Format: date */
+            UserDate1?: string | null;
+            /** Format: date */
+            UserDate2?: string | null;
+            WarningCode?: {
+                EntryId: number;
+                WarningCode: number | null;
+            }[];
+            WarningExpiration?: {
+                EntryId: number;
+                /** Format: date */
+                WarningExpiration: string | null;
+            }[];
+            WithdrawalCount?: number | null;
+            WithdrawalFeeCount?: number | null;
+            WithdrawalFeeType?: number | null;
+            WithdrawalLimit?: number | null;
+            WithdrawnFromOpen?: number | null;
+            WithholdingCode?: number | null;
+            WithholdingLastYear?: number | null;
+            WithholdingYtd?: number | null;
+            XfrLastYear?: number | null;
+            XfrMonthToDate?: number | null;
+            XfrYtd?: number | null;
+            YearEndBalance?: number | null;
+        };
+        /** @description Per-field flags for Share: true selects the field. */
+        ShareFieldFlags: {
+            ActivityDate?: boolean;
+            AlternateAddress?: boolean | number[];
+            AlternateNameLocator?: boolean;
+            AlternateNameType?: boolean;
+            AlternatePhone?: boolean | number[];
+            AmortizationSchd?: boolean;
+            AmortizationSchdType?: boolean;
+            AnalysisGroupPrimaryAcct?: boolean;
+            AnalysisGroupPrimaryId?: boolean;
+            AnalysisPmtAcct?: boolean;
+            AnalysisPmtIdType?: boolean;
+            AnalysisPmtSlId?: boolean;
+            AuthFeeOption?: boolean | number[];
+            AvailableBalance?: boolean;
+            Balance?: boolean;
+            BondIntLastYear?: boolean;
+            BondIntYtd?: boolean;
+            Branch?: boolean;
+            BumpEffectiveDate?: boolean;
+            BumpExpirationDate?: boolean;
+            BumpRate?: boolean;
+            CallItemSchd?: boolean;
+            CallItemSchdType?: boolean;
+            CappedFeesAmountCap?: boolean;
+            CappedFeesAmtPeriod?: boolean;
+            CappedFeesCntPeriod?: boolean;
+            CappedFeesCountCap?: boolean;
+            CddivAccrLastYr?: boolean;
+            CddivAccrYtd?: boolean;
+            CertificateNumber?: boolean;
+            Chapter4WithheldLstYr?: boolean;
+            Chapter4WithheldYtd?: boolean;
+            Chapter4WithholdingCode?: boolean;
+            ChargeOffAmount?: boolean;
+            ChargeOffDate?: boolean;
+            ChargeOffType?: boolean;
+            CheckDigits?: boolean;
+            CloseDate?: boolean;
+            CorporateUserTransferCode?: boolean;
+            CourtesyFeeLy?: boolean;
+            CourtesyFeeMtd?: boolean;
+            CourtesyFeeYtd?: boolean;
+            CourtesyPayLastYear?: boolean;
+            CourtesyPayMonthToDate?: boolean;
+            CourtesyPayYtd?: boolean;
+            CreatedAtBranch?: boolean;
+            CreatedByUser?: boolean;
+            CreditReportComment?: boolean;
+            CreditReportCompliance?: boolean;
+            CreditReportConsumerInfo?: boolean;
+            CreditReportConsumerInfoDate?: boolean;
+            CreditReportLastStatus?: boolean;
+            CreditReportNumber?: boolean;
+            CreditReportOccurDate?: boolean;
+            CreditReportOriginalAmountRptd?: boolean;
+            CreditReportingCode?: boolean;
+            CuTotalsUseCode?: boolean;
+            CurrDivPayable?: boolean;
+            CurrMonthPaidDiv?: boolean;
+            Description?: boolean;
+            DivAccrual?: boolean;
+            DivAccrualDate?: boolean;
+            DivDisbUpdtActvtyD?: boolean;
+            DivFromOpen?: boolean;
+            DivLastYear?: boolean;
+            DivPeriodBalDays?: boolean;
+            DivPeriodStart?: boolean;
+            DivPostCode?: boolean;
+            DivRate?: boolean;
+            DivType?: boolean;
+            DivYtd?: boolean;
+            DividendDue?: boolean;
+            DividendRateMargin?: boolean;
+            DividendRateMarginSign?: boolean;
+            DividendRateMax?: boolean;
+            DividendRateMin?: boolean;
+            DividendRatePeriodDate?: boolean;
+            DividendRatePeriodFreq?: boolean;
+            EscrowLastYear?: boolean;
+            EscrowYtd?: boolean;
+            EscrowedLoanId?: boolean;
+            ExtAchXfrDailyLimitIn?: boolean;
+            ExtAchXfrDailyLimitOut?: boolean;
+            FeeCount?: boolean | number[];
+            FeeExemptCrtsyBal?: boolean;
+            Id?: boolean;
+            InsuranceBalanceAge?: boolean | number[];
+            InsuranceMaximum?: boolean;
+            InsuranceType?: boolean;
+            Irs1042SUfid?: boolean;
+            IrsCode?: boolean;
+            IrsPlan?: boolean;
+            LastAccrualUpdateDate?: boolean;
+            LastCrReportDate?: boolean;
+            LastDirectDepAmt?: boolean;
+            LastDirectDepDate?: boolean;
+            LastDivAmount?: boolean;
+            LastDivDate?: boolean;
+            LastFmDate?: boolean;
+            LastPurgeDate?: boolean;
+            LastTranDate?: boolean;
+            LedgerAccrual?: boolean;
+            LedgerAccrualDate?: boolean;
+            LoanPaymentHold?: boolean;
+            MaturityDate?: boolean;
+            MaturityPostCode?: boolean;
+            McDivLastYear?: boolean;
+            McDivYtd?: boolean;
+            MemberBranchSupport?: boolean;
+            MemberUserTransferCode?: boolean;
+            MicrAcctNumber?: boolean;
+            MinimumBalance?: boolean;
+            MinimumDeposit?: boolean;
+            MinimumWithdrawal?: boolean;
+            MtdAccruedDivs?: boolean;
+            MtdEarnedDivs?: boolean;
+            MtdPaidDivs?: boolean;
+            MtdPriorRateAccrual?: boolean;
+            NegativeBalanceDate?: boolean;
+            NegativeBalanceNoticeDate?: boolean;
+            NegativeBalanceNoticeNumber?: boolean;
+            NegativeBalanceNoticeType?: boolean;
+            Nickname?: boolean;
+            NsfFeeLy?: boolean;
+            NsfFeeMtd?: boolean;
+            NsfFeeYtd?: boolean;
+            NsfLastYear?: boolean;
+            NsfMonthToDate?: boolean;
+            NsfYtd?: boolean;
+            OdtAuthFeeSrcCodeList?: boolean | number[];
+            OpenDate?: boolean;
+            OriginalBalance?: boolean;
+            OriginalDeposit?: boolean;
+            OriginalDepositDate?: boolean;
+            OverdraftFeeLastYr?: boolean;
+            OverdraftFeeYtd?: boolean;
+            OverdraftTolerance?: boolean;
+            PayeeLine?: boolean | number[];
+            PayeeNameLocator?: boolean;
+            PayeeNameType?: boolean;
+            PayeePhone?: boolean | number[];
+            PenaltyLastYear?: boolean;
+            PenaltyType?: boolean;
+            PenaltyYtd?: boolean;
+            PeriodicCap?: boolean;
+            PeriodicStartRate?: boolean;
+            PositivePayDraft?: boolean;
+            PreMthDivAccrued?: boolean | number[];
+            PreMthDivEarned?: boolean | number[];
+            PreMthDivPaid?: boolean | number[];
+            PutItemSchd?: boolean;
+            PutItemSchdType?: boolean;
+            RecordChangeDate?: boolean;
+            Reference?: boolean;
+            RegDCheckCount?: boolean;
+            RegDCtrStartDay?: boolean;
+            RegDTransferCount?: boolean;
+            RegECount?: boolean;
+            RenewShareType?: boolean;
+            RenewTermFreq?: boolean;
+            RenewTermPeriod?: boolean;
+            Service?: boolean | number[];
+            ShareCode?: boolean;
+            StateWithholdingCode?: boolean;
+            StateWithholdingLastQtr?: boolean;
+            StateWithholdingLastYear?: boolean;
+            StateWithholdingQtd?: boolean;
+            StateWithholdingYtd?: boolean;
+            StatementDate?: boolean;
+            StatementGroup?: boolean;
+            StatementMailCode?: boolean;
+            StatementPrevDate?: boolean;
+            SweepBalanceType?: boolean;
+            SweepPriority?: boolean;
+            SweepTargetMaximum?: boolean;
+            SweepTargetMinimum?: boolean;
+            TermFrequency?: boolean;
+            TermPeriod?: boolean;
+            Type?: boolean;
+            UnpaidFeeLastYear?: boolean;
+            UnpaidFeeYtd?: boolean;
+            UserAmount1?: boolean;
+            UserAmount2?: boolean;
+            UserChar1?: boolean;
+            UserChar2?: boolean;
+            UserChar3?: boolean;
+            UserChar4?: boolean;
+            UserDate1?: boolean;
+            UserDate2?: boolean;
+            WarningCode?: boolean | number[];
+            WarningExpiration?: boolean | number[];
+            WithdrawalCount?: boolean;
+            WithdrawalFeeCount?: boolean;
+            WithdrawalFeeType?: boolean;
+            WithdrawalLimit?: boolean;
+            WithdrawnFromOpen?: boolean;
+            WithholdingCode?: boolean;
+            WithholdingLastYear?: boolean;
+            WithholdingYtd?: boolean;
+            XfrLastYear?: boolean;
+            XfrMonthToDate?: boolean;
+            XfrYtd?: boolean;
+            YearEndBalance?: boolean;
+        };
+        ShareSelectableFields: {
+            IncludeAllShareFields?: boolean;
+            ShareFields?: components["schemas"]["ShareFieldFlags"];
+        };
+        ShareAnalysis: {
+            CashAmtTotal?: number | null;
+            Counter?: {
+                EntryId: number;
+                Counter: number | null;
+            }[];
+            Locator?: number | null;
+            Plan?: number | null;
+            /** Format: date */
+            RecordChangeDate?: string | null;
+            /** Format: date */
+            StatementDate?: string | null;
+            StatementGroup?: number | null;
+            /** Format: date */
+            StatementPrevDate?: string | null;
+        };
+        /** @description Per-field flags for ShareAnalysis: true selects the field. */
+        ShareAnalysisFieldFlags: {
+            CashAmtTotal?: boolean;
+            Counter?: boolean | number[];
+            Locator?: boolean;
+            Plan?: boolean;
+            RecordChangeDate?: boolean;
+            StatementDate?: boolean;
+            StatementGroup?: boolean;
+            StatementPrevDate?: boolean;
+        };
+        ShareAnalysisSelectableFields: {
+            IncludeAllShareAnalysisFields?: boolean;
+            ShareAnalysisFields?: components["schemas"]["ShareAnalysisFieldFlags"];
+        };
+        ShareAnalysisGroup: {
+            AccountNumber?: string | null;
+            Comment1?: string | null;
+            Id?: string | null;
+            Locator?: number | null;
+            /** Format: date */
+            RecordChangeDate?: string | null;
+        };
+        /** @description Per-field flags for ShareAnalysisGroup: true selects the field. */
+        ShareAnalysisGroupFieldFlags: {
+            AccountNumber?: boolean;
+            Comment1?: boolean;
+            Id?: boolean;
+            Locator?: boolean;
+            RecordChangeDate?: boolean;
+        };
+        ShareAnalysisGroupSelectableFields: {
+            IncludeAllShareAnalysisGroupFields?: boolean;
+            ShareAnalysisGroupFields?: components["schemas"]["ShareAnalysisGroupFieldFlags"];
+        };
+        ShareAnalysisPlan: {
+            CashAmountFree?: number | null;
+            CashAtmTotals?: number | null;
+            CashRate?: number | null;
+            Charge?: {
+                EntryId: number;
+                Charge: number | null;
+            }[];
+            ChargeType?: {
+                EntryId: number;
+                ChargeType: number | null;
+            }[];
+            DefinedCode?: number | null;
+            Description?: string | null;
+            EarnRateMethod?: number | null;
+            /** Format: date */
+            EffectiveDate?: string | null;
+            /** Format: date */
+            ExpirationDate?: string | null;
+            Free?: {
+                EntryId: number;
+                Free: number | null;
+            }[];
+            Locator?: number | null;
+            MaintenanceCharge?: number | null;
+            MaximumCharge?: number | null;
+            MinimumCharge?: number | null;
+            Plan?: number | null;
+            /** Format: date */
+            RecordChangeDate?: string | null;
+            Tier1Balance?: number | null;
+            Tier1EarnRate?: number | null;
+            Tier2Balance?: number | null;
+            Tier2EarnRate?: number | null;
+            Tier3Balance?: number | null;
+            Tier3EarnRate?: number | null;
+            Tier4Balance?: number | null;
+            Tier4EarnRate?: number | null;
+        };
+        /** @description Per-field flags for ShareAnalysisPlan: true selects the field. */
+        ShareAnalysisPlanFieldFlags: {
+            CashAmountFree?: boolean;
+            CashAtmTotals?: boolean;
+            CashRate?: boolean;
+            Charge?: boolean | number[];
+            ChargeType?: boolean | number[];
+            DefinedCode?: boolean;
+            Description?: boolean;
+            EarnRateMethod?: boolean;
+            EffectiveDate?: boolean;
+            ExpirationDate?: boolean;
+            Free?: boolean | number[];
+            Locator?: boolean;
+            MaintenanceCharge?: boolean;
+            MaximumCharge?: boolean;
+            MinimumCharge?: boolean;
+            Plan?: boolean;
+            RecordChangeDate?: boolean;
+            Tier1Balance?: boolean;
+            Tier1EarnRate?: boolean;
+            Tier2Balance?: boolean;
+            Tier2EarnRate?: boolean;
+            Tier3Balance?: boolean;
+            Tier3EarnRate?: boolean;
+            Tier4Balance?: boolean;
+            Tier4EarnRate?: boolean;
+        };
+        ShareAnalysisPlanSelectableFields: {
+            IncludeAllShareAnalysisPlanFields?: boolean;
+            ShareAnalysisPlanFields?: components["schemas"]["ShareAnalysisPlanFieldFlags"];
+        };
+        ShareCheckOrder: {
+            Accent?: string | null;
+            AcctAddrInkColor?: number | null;
+            BillingCode?: number | null;
+            Binding?: string | null;
+            Branch?: number | null;
+            BusBindingStyle?: number | null;
+            BusCaptions?: {
+                EntryId: number;
+                BusCaptions: string | null;
+            }[];
+            BusNumCopies?: number | null;
+            BusVoucherNumber?: string | null;
+            BusinessSerial?: string | null;
+            ChargeShipping?: number | null;
+            CheckInitials?: string | null;
+            CheckStyle?: string | null;
+            CheckType?: number | null;
+            CoverInitials?: string | null;
+            CoverStyle?: string | null;
+            CutInkColor?: number | null;
+            CutNumber?: string | null;
+            Design?: string | null;
+            ImprintCity?: string | null;
+            ImprintFont?: number | null;
+            ImprintJustify?: number | null;
+            ImprintLine?: {
+                EntryId: number;
+                ImprintLine: string | null;
+            }[];
+            ImprintLineSize?: {
+                EntryId: number;
+                ImprintLineSize: number | null;
+            }[];
+            ImprintPhone?: string | null;
+            ImprintState?: string | null;
+            ImprintUsage?: {
+                EntryId: number;
+                ImprintUsage: number | null;
+            }[];
+            ImprintZipCode?: string | null;
+            /** Format: date */
+            LastFmDate?: string | null;
+            /** Format: date */
+            LastFreeOrder?: string | null;
+            /** Format: date */
+            LastOrderDate?: string | null;
+            License?: {
+                EntryId: number;
+                License: string | null;
+            }[];
+            Locator?: number | null;
+            MailAddress?: {
+                EntryId: number;
+                MailAddress: string | null;
+            }[];
+            MailCity?: string | null;
+            MailState?: string | null;
+            MailZipCode?: string | null;
+            MicrLine?: string | null;
+            NumberSigLines?: number | null;
+            /** Format: date */
+            OpenDate?: string | null;
+            OverSigFont?: number | null;
+            OverSigJustify?: number | null;
+            OverSigLine?: {
+                EntryId: number;
+                OverSigLine: string | null;
+            }[];
+            OverSigLineSize?: number | null;
+            Phantom?: string | null;
+            PoNumber?: string | null;
+            Processor?: number | null;
+            PromoNumber?: string | null;
+            Quantity?: number | null;
+            /** Format: date */
+            RecordChangeDate?: string | null;
+            RerunReason?: number | null;
+            ShipMethod?: number | null;
+            ShipTo?: number | null;
+            SigFigure?: string | null;
+            SpecialInstr?: {
+                EntryId: number;
+                SpecialInstr: string | null;
+            }[];
+            StartNumber?: number | null;
+            Status?: number | null;
+            /** Format: date */
+            StatusDate?: string | null;
+            TaxExemptCode?: number | null;
+            TitleInkColor?: number | null;
+            UserId?: number | null;
+        };
+        /** @description Per-field flags for ShareCheckOrder: true selects the field. */
+        ShareCheckOrderFieldFlags: {
+            Accent?: boolean;
+            AcctAddrInkColor?: boolean;
+            BillingCode?: boolean;
+            Binding?: boolean;
+            Branch?: boolean;
+            BusBindingStyle?: boolean;
+            BusCaptions?: boolean | number[];
+            BusNumCopies?: boolean;
+            BusVoucherNumber?: boolean;
+            BusinessSerial?: boolean;
+            ChargeShipping?: boolean;
+            CheckInitials?: boolean;
+            CheckStyle?: boolean;
+            CheckType?: boolean;
+            CoverInitials?: boolean;
+            CoverStyle?: boolean;
+            CutInkColor?: boolean;
+            CutNumber?: boolean;
+            Design?: boolean;
+            ImprintCity?: boolean;
+            ImprintFont?: boolean;
+            ImprintJustify?: boolean;
+            ImprintLine?: boolean | number[];
+            ImprintLineSize?: boolean | number[];
+            ImprintPhone?: boolean;
+            ImprintState?: boolean;
+            ImprintUsage?: boolean | number[];
+            ImprintZipCode?: boolean;
+            LastFmDate?: boolean;
+            LastFreeOrder?: boolean;
+            LastOrderDate?: boolean;
+            License?: boolean | number[];
+            Locator?: boolean;
+            MailAddress?: boolean | number[];
+            MailCity?: boolean;
+            MailState?: boolean;
+            MailZipCode?: boolean;
+            MicrLine?: boolean;
+            NumberSigLines?: boolean;
+            OpenDate?: boolean;
+            OverSigFont?: boolean;
+            OverSigJustify?: boolean;
+            OverSigLine?: boolean | number[];
+            OverSigLineSize?: boolean;
+            Phantom?: boolean;
+            PoNumber?: boolean;
+            Processor?: boolean;
+            PromoNumber?: boolean;
+            Quantity?: boolean;
+            RecordChangeDate?: boolean;
+            RerunReason?: boolean;
+            ShipMethod?: boolean;
+            ShipTo?: boolean;
+            SigFigure?: boolean;
+            SpecialInstr?: boolean | number[];
+            StartNumber?: boolean;
+            Status?: boolean;
+            StatusDate?: boolean;
+            TaxExemptCode?: boolean;
+            TitleInkColor?: boolean;
+            UserId?: boolean;
+        };
+        ShareCheckOrderSelectableFields: {
+            IncludeAllShareCheckOrderFields?: boolean;
+            ShareCheckOrderFields?: components["schemas"]["ShareCheckOrderFieldFlags"];
+        };
+        ShareHold: {
+            AchRecurringStop?: number | null;
+            Amount?: number | null;
+            AvailableBalance?: number | null;
+            /** Format: date */
+            EffectiveDate?: string | null;
+            /** Format: date */
+            ExpirationDate?: string | null;
+            ExpirationTime?: number | null;
+            FeeCode?: number | null;
+            FeeDescription?: string | null;
+            /** Format: date */
+            HoldCreationDate?: string | null;
+            HoldCreationTime?: string | null;
+            LedgerBalance?: number | null;
+            Locator?: number | null;
+            /** Format: date */
+            MatchDate?: string | null;
+            MatchTime?: number | null;
+            MemberBranch?: string | null;
+            PayeeName?: string | null;
+            /** Format: date */
+            RecordChangeDate?: string | null;
+            Reference1?: string | null;
+            Reference2?: string | null;
+            Reference3?: string | null;
+            Reference4?: string | null;
+            StopPayCode?: number | null;
+            TransactionType?: number | null;
+            Type?: number | null;
+        };
+        /** @description Per-field flags for ShareHold: true selects the field. */
+        ShareHoldFieldFlags: {
+            AchRecurringStop?: boolean;
+            Amount?: boolean;
+            AvailableBalance?: boolean;
+            EffectiveDate?: boolean;
+            ExpirationDate?: boolean;
+            ExpirationTime?: boolean;
+            FeeCode?: boolean;
+            FeeDescription?: boolean;
+            HoldCreationDate?: boolean;
+            HoldCreationTime?: boolean;
+            LedgerBalance?: boolean;
+            Locator?: boolean;
+            MatchDate?: boolean;
+            MatchTime?: boolean;
+            MemberBranch?: boolean;
+            PayeeName?: boolean;
+            RecordChangeDate?: boolean;
+            Reference1?: boolean;
+            Reference2?: boolean;
+            Reference3?: boolean;
+            Reference4?: boolean;
+            StopPayCode?: boolean;
+            TransactionType?: boolean;
+            Type?: boolean;
+        };
+        ShareHoldSelectableFields: {
+            IncludeAllShareHoldFields?: boolean;
+            ShareHoldFields?: components["schemas"]["ShareHoldFieldFlags"];
+        };
+        ShareNote: {
+            Code?: number | null;
+            /** Format: date */
+            EnterDate?: string | null;
+            EnterTime?: number | null;
+            /** Format: date */
+            ExpirationDate?: string | null;
+            Id?: string | null;
+            IdType?: number | null;
+            Locator?: number | null;
+            /** Format: date */
+            RecordChangeDate?: string | null;
+            Text?: {
+                EntryId: number;
+                Text: string | null;
+            }[];
+            TextLineCount?: number | null;
+            UserId?: number | null;
+            VoidFlag?: number | null;
+            VoidedBy?: number | null;
+        };
+        /** @description Per-field flags for ShareNote: true selects the field. */
+        ShareNoteFieldFlags: {
+            Code?: boolean;
+            EnterDate?: boolean;
+            EnterTime?: boolean;
+            ExpirationDate?: boolean;
+            Id?: boolean;
+            IdType?: boolean;
+            Locator?: boolean;
+            RecordChangeDate?: boolean;
+            Text?: boolean | number[];
+            TextLineCount?: boolean;
+            UserId?: boolean;
+            VoidFlag?: boolean;
+            VoidedBy?: boolean;
+        };
+        ShareNoteSelectableFields: {
+            IncludeAllShareNoteFields?: boolean;
+            ShareNoteFields?: components["schemas"]["ShareNoteFieldFlags"];
+        };
+        ShareTransfer: {
+            AccountNumber?: string | null;
+            Amount?: number | null;
+            AmountOption?: number | null;
+            Day1?: number | null;
+            Day2?: number | null;
+            /** Format: date */
+            EffectiveDate?: string | null;
+            /** Format: date */
+            ExpirationDate?: string | null;
+            ExtLoanAccount?: string | null;
+            Frequency?: number | null;
+            Id?: string | null;
+            IdType?: number | null;
+            /** Format: date */
+            LastDate?: string | null;
+            Locator?: number | null;
+            MaturityCheck?: number | null;
+            MaximumBalance?: number | null;
+            MinimumBalance?: number | null;
+            /** Format: date */
+            NextDate?: string | null;
+            PaymentType?: number | null;
+            Percent?: number | null;
+            /** Format: date */
+            RecordChangeDate?: string | null;
+            RegE?: number | null;
+            SweepFee?: number | null;
+            SweepFeeId?: string | null;
+            SweepFeeIdType?: number | null;
+            SweepMinimum?: number | null;
+            Type?: number | null;
+        };
+        /** @description Per-field flags for ShareTransfer: true selects the field. */
+        ShareTransferFieldFlags: {
+            AccountNumber?: boolean;
+            Amount?: boolean;
+            AmountOption?: boolean;
+            Day1?: boolean;
+            Day2?: boolean;
+            EffectiveDate?: boolean;
+            ExpirationDate?: boolean;
+            ExtLoanAccount?: boolean;
+            Frequency?: boolean;
+            Id?: boolean;
+            IdType?: boolean;
+            LastDate?: boolean;
+            Locator?: boolean;
+            MaturityCheck?: boolean;
+            MaximumBalance?: boolean;
+            MinimumBalance?: boolean;
+            NextDate?: boolean;
+            PaymentType?: boolean;
+            Percent?: boolean;
+            RecordChangeDate?: boolean;
+            RegE?: boolean;
+            SweepFee?: boolean;
+            SweepFeeId?: boolean;
+            SweepFeeIdType?: boolean;
+            SweepMinimum?: boolean;
+            Type?: boolean;
+        };
+        ShareTransferSelectableFields: {
+            IncludeAllShareTransferFields?: boolean;
+            ShareTransferFields?: components["schemas"]["ShareTransferFieldFlags"];
+        };
+        ShareName: {
+            /** Format: date */
+            ActiveDutySeparationDate?: string | null;
+            /** Format: date */
+            ActiveDutyStartDate?: string | null;
+            /** Format: date */
+            ActiveDutyVerificationDate?: string | null;
+            /** Format: date */
+            AddrCreateDate?: string | null;
+            /** Format: date */
+            AddrDisconnectDate?: string | null;
+            /** Format: date */
+            AddrFmLastDate?: string | null;
+            /** Format: date */
+            AddrFmLastPurgeDate?: string | null;
+            /** Format: date */
+            AddrRecordChangeDate?: string | null;
+            /** Format: date */
+            AddrExpDate?: string | null;
+            /** Format: date */
+            BirthDate?: string | null;
+            /** Format: date */
+            CrAddrChgDate?: string | null;
+            /** Format: date */
+            CrNameChgDate?: string | null;
+            /** Format: date */
+            CrSsnChgDate?: string | null;
+            /** Format: date */
+            CreditReportAddrIndicatorDate?: string | null;
+            /** Format: date */
+            CreditReportConsumerInfoDate?: string | null;
+            /** Format: date */
+            CurrMonthPayChgDate?: string | null;
+            /** Format: date */
+            DeathDate?: string | null;
+            /** Format: date */
+            EffectiveDate?: string | null;
+            /** Format: date */
+            ExpirationDate?: string | null;
+            /** Format: date */
+            FmLastPurgeDate?: string | null;
+            /** Format: date */
+            LastAddrChgDate?: string | null;
+            /** Format: date */
+            LastAddrVerifDate?: string | null;
+            /** Format: date */
+            LastFmDate?: string | null;
+            /** Format: date */
+            MbrActivityDate?: string | null;
+            /** Format: date */
+            MbrAddrNumLinkChgDate?: string | null;
+            /** Format: date */
+            MbrCreateDate?: string | null;
+            /** Format: date */
+            MbrDisconnectDate?: string | null;
+            /** Format: date */
+            MbrExpDate?: string | null;
+            /** Format: date */
+            MbrFmLastDate?: string | null;
+            /** Format: date */
+            MbrFmLastPurgeDate?: string | null;
+            /** Format: date */
+            MbrRecordChangeDate?: string | null;
+            /** Format: date */
+            MbrStatusFmDate?: string | null;
+            /** Format: date */
+            MemberNumLinkChgDate?: string | null;
+            /** Format: date */
+            RecordChangeDate?: string | null;
+            /** Format: date */
+            UserDate1?: string | null;
+            /** Format: date */
+            UserDate2?: string | null;
+            /** Format: date */
+            W8ExpirationDate?: string | null;
+            ActiveDuty?: number | null;
+            AddressType?: number | null;
+            BeneficialOwner?: number | null;
+            BeneficialPercent?: number | null;
+            BeneficiaryPercent?: number | null;
+            Confidential?: number | null;
+            CtrExempt?: number | null;
+            CurrGrossMonthPay?: number | null;
+            CurrNetMonthPay?: number | null;
+            DbaNameFormat?: number | null;
+            EcoaCode?: number | null;
+            FormW8OnFile?: number | null;
+            Headquarters?: number | null;
+            Irs1042SAmendNum?: number | null;
+            IrsCorrection?: number | null;
+            Locator?: number | null;
+            MailOverride?: number | null;
+            MarketingAddress?: number | null;
+            MbrAddrFileType?: number | null;
+            MbrFileType?: number | null;
+            MbrStatus?: number | null;
+            NameFormat?: number | null;
+            NraTaxRate?: number | null;
+            PhoneType?: number | null;
+            PreferredContactMethod?: number | null;
+            Restrict?: number | null;
+            SsnCertification?: number | null;
+            SsnOverride?: number | null;
+            SsnType?: number | null;
+            SubType?: number | null;
+            SubstantialOwner?: number | null;
+            Type?: number | null;
+            UsPersonFlag?: number | null;
+            UserAmount1?: number | null;
+            UserAmount2?: number | null;
+            AltEmail?: string | null;
+            CarrierRoute?: string | null;
+            Chapter4StatusCode?: string | null;
+            City?: string | null;
+            Country?: string | null;
+            CountryCode?: string | null;
+            CreditReportAddrIndicator?: string | null;
+            CreditReportConsumerInfo?: string | null;
+            DbaExtendedName?: string | null;
+            DbaFirst?: string | null;
+            DbaLast?: string | null;
+            DbaLongName?: string | null;
+            DbaShortName?: string | null;
+            DbaMiddle?: string | null;
+            DbaSuffix?: string | null;
+            DbaTitle?: string | null;
+            Email?: string | null;
+            EmployerName?: string | null;
+            ExtendedName?: string | null;
+            ExtraAddress?: string | null;
+            ExtraInfo?: string | null;
+            First?: string | null;
+            ForeignTin?: string | null;
+            GIin?: string | null;
+            HomePhone?: string | null;
+            IrsCountryCode?: string | null;
+            Last?: string | null;
+            Lei?: string | null;
+            License?: string | null;
+            Lob?: string | null;
+            LongName?: string | null;
+            MbrAddrNumLink?: string | null;
+            MbrAddrNumber?: string | null;
+            MemberNumLink?: string | null;
+            MemberNumber?: string | null;
+            Middle?: string | null;
+            MobilePhone?: string | null;
+            MothersMaidenName?: string | null;
+            NonAcctNameNum?: string | null;
+            NraExemptionCode?: string | null;
+            Occupation?: string | null;
+            PagerNumber?: string | null;
+            PreferredContact?: string | null;
+            ShortName?: string | null;
+            Sex?: string | null;
+            State?: string | null;
+            Street?: string | null;
+            Suffix?: string | null;
+            Title?: string | null;
+            UserChar1?: string | null;
+            UserChar2?: string | null;
+            UserChar3?: string | null;
+            UserChar4?: string | null;
+            WorkPhone?: string | null;
+            WorkPhoneExtension?: string | null;
+            ZipCode?: string | null;
+            IdentDocFlag?: {
+                EntryId: number;
+                IdentDocFlag: number | null;
+            }[];
+            IdentIdDescription?: {
+                EntryId: number;
+                IdentIdDescription: string | null;
+            }[];
+            IdentIdExpireDate?: {
+                EntryId: number;
+                /** Format: date */
+                IdentIdExpireDate: string | null;
+            }[];
+            IdentIdIssueDate?: {
+                EntryId: number;
+                /** Format: date */
+                IdentIdIssueDate: string | null;
+            }[];
+            IdentIdNumber?: {
+                EntryId: number;
+                IdentIdNumber: string | null;
+            }[];
+            IdentIdType?: {
+                EntryId: number;
+                IdentIdType: number | null;
+            }[];
+            IdentIdVerifyDate?: {
+                EntryId: number;
+                /** Format: date */
+                IdentIdVerifyDate: string | null;
+            }[];
+        };
+        /** @description Per-field flags for ShareName: true selects the field. */
+        ShareNameFieldFlags: {
+            ActiveDutySeparationDate?: boolean;
+            ActiveDutyStartDate?: boolean;
+            ActiveDutyVerificationDate?: boolean;
+            AddrCreateDate?: boolean;
+            AddrDisconnectDate?: boolean;
+            AddrFmLastDate?: boolean;
+            AddrFmLastPurgeDate?: boolean;
+            AddrRecordChangeDate?: boolean;
+            AddrExpDate?: boolean;
+            BirthDate?: boolean;
+            CrAddrChgDate?: boolean;
+            CrNameChgDate?: boolean;
+            CrSsnChgDate?: boolean;
+            CreditReportAddrIndicatorDate?: boolean;
+            CreditReportConsumerInfoDate?: boolean;
+            CurrMonthPayChgDate?: boolean;
+            DeathDate?: boolean;
+            EffectiveDate?: boolean;
+            ExpirationDate?: boolean;
+            FmLastPurgeDate?: boolean;
+            LastAddrChgDate?: boolean;
+            LastAddrVerifDate?: boolean;
+            LastFmDate?: boolean;
+            MbrActivityDate?: boolean;
+            MbrAddrNumLinkChgDate?: boolean;
+            MbrCreateDate?: boolean;
+            MbrDisconnectDate?: boolean;
+            MbrExpDate?: boolean;
+            MbrFmLastDate?: boolean;
+            MbrFmLastPurgeDate?: boolean;
+            MbrRecordChangeDate?: boolean;
+            MbrStatusFmDate?: boolean;
+            MemberNumLinkChgDate?: boolean;
+            RecordChangeDate?: boolean;
+            UserDate1?: boolean;
+            UserDate2?: boolean;
+            W8ExpirationDate?: boolean;
+            ActiveDuty?: boolean;
+            AddressType?: boolean;
+            BeneficialOwner?: boolean;
+            BeneficialPercent?: boolean;
+            BeneficiaryPercent?: boolean;
+            Confidential?: boolean;
+            CtrExempt?: boolean;
+            CurrGrossMonthPay?: boolean;
+            CurrNetMonthPay?: boolean;
+            DbaNameFormat?: boolean;
+            EcoaCode?: boolean;
+            FormW8OnFile?: boolean;
+            Headquarters?: boolean;
+            Irs1042SAmendNum?: boolean;
+            IrsCorrection?: boolean;
+            Locator?: boolean;
+            MailOverride?: boolean;
+            MarketingAddress?: boolean;
+            MbrAddrFileType?: boolean;
+            MbrFileType?: boolean;
+            MbrStatus?: boolean;
+            NameFormat?: boolean;
+            NraTaxRate?: boolean;
+            PhoneType?: boolean;
+            PreferredContactMethod?: boolean;
+            Restrict?: boolean;
+            SsnCertification?: boolean;
+            SsnOverride?: boolean;
+            SsnType?: boolean;
+            SubType?: boolean;
+            SubstantialOwner?: boolean;
+            Type?: boolean;
+            UsPersonFlag?: boolean;
+            UserAmount1?: boolean;
+            UserAmount2?: boolean;
+            AltEmail?: boolean;
+            CarrierRoute?: boolean;
+            Chapter4StatusCode?: boolean;
+            City?: boolean;
+            Country?: boolean;
+            CountryCode?: boolean;
+            CreditReportAddrIndicator?: boolean;
+            CreditReportConsumerInfo?: boolean;
+            DbaExtendedName?: boolean;
+            DbaFirst?: boolean;
+            DbaLast?: boolean;
+            DbaLongName?: boolean;
+            DbaShortName?: boolean;
+            DbaMiddle?: boolean;
+            DbaSuffix?: boolean;
+            DbaTitle?: boolean;
+            Email?: boolean;
+            EmployerName?: boolean;
+            ExtendedName?: boolean;
+            ExtraAddress?: boolean;
+            ExtraInfo?: boolean;
+            First?: boolean;
+            ForeignTin?: boolean;
+            GIin?: boolean;
+            HomePhone?: boolean;
+            IrsCountryCode?: boolean;
+            Last?: boolean;
+            Lei?: boolean;
+            License?: boolean;
+            Lob?: boolean;
+            LongName?: boolean;
+            MbrAddrNumLink?: boolean;
+            MbrAddrNumber?: boolean;
+            MemberNumLink?: boolean;
+            MemberNumber?: boolean;
+            Middle?: boolean;
+            MobilePhone?: boolean;
+            MothersMaidenName?: boolean;
+            NonAcctNameNum?: boolean;
+            NraExemptionCode?: boolean;
+            Occupation?: boolean;
+            PagerNumber?: boolean;
+            PreferredContact?: boolean;
+            ShortName?: boolean;
+            Sex?: boolean;
+            State?: boolean;
+            Street?: boolean;
+            Suffix?: boolean;
+            Title?: boolean;
+            UserChar1?: boolean;
+            UserChar2?: boolean;
+            UserChar3?: boolean;
+            UserChar4?: boolean;
+            WorkPhone?: boolean;
+            WorkPhoneExtension?: boolean;
+            ZipCode?: boolean;
+            IdentDocFlag?: boolean | number[];
+            IdentIdDescription?: boolean | number[];
+            IdentIdExpireDate?: boolean | number[];
+            IdentIdIssueDate?: boolean | number[];
+            IdentIdNumber?: boolean | number[];
+            IdentIdType?: boolean | number[];
+            IdentIdVerifyDate?: boolean | number[];
+        };
+        ShareNameSelectableFields: {
+            IncludeAllShareNameFields?: boolean;
+            ShareNameFields?: components["schemas"]["ShareNameFieldFlags"];
+        };
+        ShareTracking: {
+            /** Format: date */
+            CreationDate?: string | null;
+            CreationTime?: number | null;
+            /** Format: date */
+            ExpireDate?: string | null;
+            /** Format: date */
+            FmLastDate?: string | null;
+            Id?: string | null;
+            IdType?: number | null;
+            Locator?: number | null;
+            /** Format: date */
+            RecordChangeDate?: string | null;
+            TrackingCode?: number | null;
+            Type?: number | null;
+            UserAmount1?: number | null;
+            UserAmount2?: number | null;
+            UserAmount3?: number | null;
+            UserAmount4?: number | null;
+            UserAmount5?: number | null;
+            UserAmount6?: number | null;
+            UserAmount7?: number | null;
+            UserAmount8?: number | null;
+            UserAmount9?: number | null;
+            UserAmount10?: number | null;
+            UserAmount11?: number | null;
+            UserAmount12?: number | null;
+            UserAmount13?: number | null;
+            UserAmount14?: number | null;
+            UserAmount15?: number | null;
+            UserAmount16?: number | null;
+            UserAmount17?: number | null;
+            UserAmount18?: number | null;
+            UserAmount19?: number | null;
+            UserAmount20?: number | null;
+            UserChar1?: string | null;
+            UserChar2?: string | null;
+            UserChar3?: string | null;
+            UserChar4?: string | null;
+            UserChar5?: string | null;
+            UserChar6?: string | null;
+            UserChar7?: string | null;
+            UserChar8?: string | null;
+            UserChar9?: string | null;
+            UserChar10?: string | null;
+            UserChar11?: string | null;
+            UserChar12?: string | null;
+            UserChar13?: string | null;
+            UserChar14?: string | null;
+            UserChar15?: string | null;
+            UserChar16?: string | null;
+            UserChar17?: string | null;
+            UserChar18?: string | null;
+            UserChar19?: string | null;
+            UserChar20?: string | null;
+            UserCode1?: number | null;
+            UserCode2?: number | null;
+            UserCode3?: number | null;
+            UserCode4?: number | null;
+            UserCode5?: number | null;
+            UserCode6?: number | null;
+            UserCode7?: number | null;
+            UserCode8?: number | null;
+            UserCode9?: number | null;
+            UserCode10?: number | null;
+            UserCode11?: number | null;
+            UserCode12?: number | null;
+            UserCode13?: number | null;
+            UserCode14?: number | null;
+            UserCode15?: number | null;
+            UserCode16?: number | null;
+            UserCode17?: number | null;
+            UserCode18?: number | null;
+            UserCode19?: number | null;
+            UserCode20?: number | null;
+            /** Format: date */
+            UserDate1?: string | null;
+            /** Format: date */
+            UserDate2?: string | null;
+            /** Format: date */
+            UserDate3?: string | null;
+            /** Format: date */
+            UserDate4?: string | null;
+            /** Format: date */
+            UserDate5?: string | null;
+            /** Format: date */
+            UserDate6?: string | null;
+            /** Format: date */
+            UserDate7?: string | null;
+            /** Format: date */
+            UserDate8?: string | null;
+            /** Format: date */
+            UserDate9?: string | null;
+            /** Format: date */
+            UserDate10?: string | null;
+            /** Format: date */
+            UserDate11?: string | null;
+            /** Format: date */
+            UserDate12?: string | null;
+            /** Format: date */
+            UserDate13?: string | null;
+            /** Format: date */
+            UserDate14?: string | null;
+            /** Format: date */
+            UserDate15?: string | null;
+            /** Format: date */
+            UserDate16?: string | null;
+            /** Format: date */
+            UserDate17?: string | null;
+            /** Format: date */
+            UserDate18?: string | null;
+            /** Format: date */
+            UserDate19?: string | null;
+            /** Format: date */
+            UserDate20?: string | null;
+            UserId?: number | null;
+            UserNumber1?: number | null;
+            UserNumber2?: number | null;
+            UserNumber3?: number | null;
+            UserNumber4?: number | null;
+            UserNumber5?: number | null;
+            UserNumber6?: number | null;
+            UserNumber7?: number | null;
+            UserNumber8?: number | null;
+            UserNumber9?: number | null;
+            UserNumber10?: number | null;
+            UserNumber11?: number | null;
+            UserNumber12?: number | null;
+            UserNumber13?: number | null;
+            UserNumber14?: number | null;
+            UserNumber15?: number | null;
+            UserNumber16?: number | null;
+            UserNumber17?: number | null;
+            UserNumber18?: number | null;
+            UserNumber19?: number | null;
+            UserNumber20?: number | null;
+            UserRate1?: number | null;
+            UserRate2?: number | null;
+            UserRate3?: number | null;
+            UserRate4?: number | null;
+            UserRate5?: number | null;
+            UserRate6?: number | null;
+            UserRate7?: number | null;
+            UserRate8?: number | null;
+            UserRate9?: number | null;
+            UserRate10?: number | null;
+            UserRate11?: number | null;
+            UserRate12?: number | null;
+            UserRate13?: number | null;
+            UserRate14?: number | null;
+            UserRate15?: number | null;
+            UserRate16?: number | null;
+            UserRate17?: number | null;
+            UserRate18?: number | null;
+            UserRate19?: number | null;
+            UserRate20?: number | null;
+        };
+        /** @description Per-field flags for ShareTracking: true selects the field. */
+        ShareTrackingFieldFlags: {
+            CreationDate?: boolean;
+            CreationTime?: boolean;
+            ExpireDate?: boolean;
+            FmLastDate?: boolean;
+            Id?: boolean;
+            IdType?: boolean;
+            Locator?: boolean;
+            RecordChangeDate?: boolean;
+            TrackingCode?: boolean;
+            Type?: boolean;
+            UserAmount1?: boolean;
+            UserAmount2?: boolean;
+            UserAmount3?: boolean;
+            UserAmount4?: boolean;
+            UserAmount5?: boolean;
+            UserAmount6?: boolean;
+            UserAmount7?: boolean;
+            UserAmount8?: boolean;
+            UserAmount9?: boolean;
+            UserAmount10?: boolean;
+            UserAmount11?: boolean;
+            UserAmount12?: boolean;
+            UserAmount13?: boolean;
+            UserAmount14?: boolean;
+            UserAmount15?: boolean;
+            UserAmount16?: boolean;
+            UserAmount17?: boolean;
+            UserAmount18?: boolean;
+            UserAmount19?: boolean;
+            UserAmount20?: boolean;
+            UserChar1?: boolean;
+            UserChar2?: boolean;
+            UserChar3?: boolean;
+            UserChar4?: boolean;
+            UserChar5?: boolean;
+            UserChar6?: boolean;
+            UserChar7?: boolean;
+            UserChar8?: boolean;
+            UserChar9?: boolean;
+            UserChar10?: boolean;
+            UserChar11?: boolean;
+            UserChar12?: boolean;
+            UserChar13?: boolean;
+            UserChar14?: boolean;
+            UserChar15?: boolean;
+            UserChar16?: boolean;
+            UserChar17?: boolean;
+            UserChar18?: boolean;
+            UserChar19?: boolean;
+            UserChar20?: boolean;
+            UserCode1?: boolean;
+            UserCode2?: boolean;
+            UserCode3?: boolean;
+            UserCode4?: boolean;
+            UserCode5?: boolean;
+            UserCode6?: boolean;
+            UserCode7?: boolean;
+            UserCode8?: boolean;
+            UserCode9?: boolean;
+            UserCode10?: boolean;
+            UserCode11?: boolean;
+            UserCode12?: boolean;
+            UserCode13?: boolean;
+            UserCode14?: boolean;
+            UserCode15?: boolean;
+            UserCode16?: boolean;
+            UserCode17?: boolean;
+            UserCode18?: boolean;
+            UserCode19?: boolean;
+            UserCode20?: boolean;
+            UserDate1?: boolean;
+            UserDate2?: boolean;
+            UserDate3?: boolean;
+            UserDate4?: boolean;
+            UserDate5?: boolean;
+            UserDate6?: boolean;
+            UserDate7?: boolean;
+            UserDate8?: boolean;
+            UserDate9?: boolean;
+            UserDate10?: boolean;
+            UserDate11?: boolean;
+            UserDate12?: boolean;
+            UserDate13?: boolean;
+            UserDate14?: boolean;
+            UserDate15?: boolean;
+            UserDate16?: boolean;
+            UserDate17?: boolean;
+            UserDate18?: boolean;
+            UserDate19?: boolean;
+            UserDate20?: boolean;
+            UserId?: boolean;
+            UserNumber1?: boolean;
+            UserNumber2?: boolean;
+            UserNumber3?: boolean;
+            UserNumber4?: boolean;
+            UserNumber5?: boolean;
+            UserNumber6?: boolean;
+            UserNumber7?: boolean;
+            UserNumber8?: boolean;
+            UserNumber9?: boolean;
+            UserNumber10?: boolean;
+            UserNumber11?: boolean;
+            UserNumber12?: boolean;
+            UserNumber13?: boolean;
+            UserNumber14?: boolean;
+            UserNumber15?: boolean;
+            UserNumber16?: boolean;
+            UserNumber17?: boolean;
+            UserNumber18?: boolean;
+            UserNumber19?: boolean;
+            UserNumber20?: boolean;
+            UserRate1?: boolean;
+            UserRate2?: boolean;
+            UserRate3?: boolean;
+            UserRate4?: boolean;
+            UserRate5?: boolean;
+            UserRate6?: boolean;
+            UserRate7?: boolean;
+            UserRate8?: boolean;
+            UserRate9?: boolean;
+            UserRate10?: boolean;
+            UserRate11?: boolean;
+            UserRate12?: boolean;
+            UserRate13?: boolean;
+            UserRate14?: boolean;
+            UserRate15?: boolean;
+            UserRate16?: boolean;
+            UserRate17?: boolean;
+            UserRate18?: boolean;
+            UserRate19?: boolean;
+            UserRate20?: boolean;
+        };
+        ShareTrackingSelectableFields: {
+            IncludeAllShareTrackingFields?: boolean;
+            ShareTrackingFields?: components["schemas"]["ShareTrackingFieldFlags"];
         };
         Collateral: {
             CollateralAppStatus?: number | null;
@@ -7470,6 +9843,2178 @@ export interface operations {
                              */
                             FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][];
                         };
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    SelectableFields?: components["schemas"]["ShareSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Share: components["schemas"]["Share"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSharePagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Share: components["schemas"]["Share"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareAnalysisSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareAnalysisLocator: number;
+                    SelectableFields?: components["schemas"]["ShareAnalysisSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareAnalysis: components["schemas"]["ShareAnalysis"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareAnalysisPagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareAnalysisSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareAnalysis: components["schemas"]["ShareAnalysis"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareAnalysisGroupSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareAnalysisGroupLocator: number;
+                    SelectableFields?: components["schemas"]["ShareAnalysisGroupSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareAnalysisGroup: components["schemas"]["ShareAnalysisGroup"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareAnalysisGroupPagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareAnalysisGroupSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareAnalysisGroup: components["schemas"]["ShareAnalysisGroup"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareAnalysisPlanSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareAnalysisPlanLocator: number;
+                    SelectableFields?: components["schemas"]["ShareAnalysisPlanSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareAnalysisPlan: components["schemas"]["ShareAnalysisPlan"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareAnalysisPlanPagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareAnalysisPlanSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareAnalysisPlan: components["schemas"]["ShareAnalysisPlan"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareCheckOrderSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareCheckOrderLocator: number;
+                    SelectableFields?: components["schemas"]["ShareCheckOrderSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareCheckOrder: components["schemas"]["ShareCheckOrder"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareCheckOrderPagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareCheckOrderSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareCheckOrder: components["schemas"]["ShareCheckOrder"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareHoldSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareHoldLocator: number;
+                    SelectableFields?: components["schemas"]["ShareHoldSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareHold: components["schemas"]["ShareHold"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareHoldPagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareHoldSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareHold: components["schemas"]["ShareHold"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareNoteSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareNoteLocator: number;
+                    SelectableFields?: components["schemas"]["ShareNoteSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareNote: components["schemas"]["ShareNote"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareNotePagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareNoteSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareNote: components["schemas"]["ShareNote"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareTransferSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareTransferLocator: number;
+                    SelectableFields?: components["schemas"]["ShareTransferSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareTransfer: components["schemas"]["ShareTransfer"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareTransferPagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareTransferSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareTransfer: components["schemas"]["ShareTransfer"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareNameSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareNameLocator: number;
+                    SelectableFields?: components["schemas"]["ShareNameSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareName: components["schemas"]["ShareName"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareNamePagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareNameSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareName: components["schemas"]["ShareName"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareTrackingSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareTrackingLocator: number;
+                    SelectableFields?: components["schemas"]["ShareTrackingSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareTracking: components["schemas"]["ShareTracking"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getShareTrackingPagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareTrackingSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareTracking: components["schemas"]["ShareTracking"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    SelectableFields?: components["schemas"]["ShareSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Share: components["schemas"]["Share"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getSharePagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Share: components["schemas"]["Share"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareAnalysisSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareAnalysisLocator: number;
+                    SelectableFields?: components["schemas"]["ShareAnalysisSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareAnalysis: components["schemas"]["ShareAnalysis"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareAnalysisPagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareAnalysisSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareAnalysis: components["schemas"]["ShareAnalysis"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareAnalysisGroupSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareAnalysisGroupLocator: number;
+                    SelectableFields?: components["schemas"]["ShareAnalysisGroupSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareAnalysisGroup: components["schemas"]["ShareAnalysisGroup"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareAnalysisGroupPagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareAnalysisGroupSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareAnalysisGroup: components["schemas"]["ShareAnalysisGroup"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareAnalysisPlanSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareAnalysisPlanLocator: number;
+                    SelectableFields?: components["schemas"]["ShareAnalysisPlanSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareAnalysisPlan: components["schemas"]["ShareAnalysisPlan"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareAnalysisPlanPagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareAnalysisPlanSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareAnalysisPlan: components["schemas"]["ShareAnalysisPlan"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareCheckOrderSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareCheckOrderLocator: number;
+                    SelectableFields?: components["schemas"]["ShareCheckOrderSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareCheckOrder: components["schemas"]["ShareCheckOrder"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareCheckOrderPagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareCheckOrderSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareCheckOrder: components["schemas"]["ShareCheckOrder"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareHoldSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareHoldLocator: number;
+                    SelectableFields?: components["schemas"]["ShareHoldSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareHold: components["schemas"]["ShareHold"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareHoldPagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareHoldSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareHold: components["schemas"]["ShareHold"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareNoteSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareNoteLocator: number;
+                    SelectableFields?: components["schemas"]["ShareNoteSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareNote: components["schemas"]["ShareNote"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareNotePagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareNoteSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareNote: components["schemas"]["ShareNote"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareTransferSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareTransferLocator: number;
+                    SelectableFields?: components["schemas"]["ShareTransferSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareTransfer: components["schemas"]["ShareTransfer"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareTransferPagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareTransferSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareTransfer: components["schemas"]["ShareTransfer"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareNameSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareNameLocator: number;
+                    SelectableFields?: components["schemas"]["ShareNameSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareName: components["schemas"]["ShareName"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareNamePagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareNameSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareName: components["schemas"]["ShareName"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareTrackingSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId?: string;
+                    /** @description Unique within the account */
+                    ShareTrackingLocator: number;
+                    SelectableFields?: components["schemas"]["ShareTrackingSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareTracking: components["schemas"]["ShareTracking"];
+                    };
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details with a stable `code` */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    v2022_01_getShareTrackingPagedListSelectFields: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description Account number: 10 digits */
+                    AccountNumber: string;
+                    /** @description Share id */
+                    ShareId: string;
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareTrackingSelectableFields"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ShareTracking: components["schemas"]["ShareTracking"][];
+                        /** @description Empty on the last page */
+                        Token: string;
                     };
                 };
             };

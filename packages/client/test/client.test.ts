@@ -47,7 +47,7 @@ describe('@coregate/client', () => {
     assert.deepEqual(accounts, examples.sharedSsn.accountNumbers);
   });
 
-  test('a share hold update is applied and answered with its UpdateStatus', async () => {
+  test('a share hold update is answered with its UpdateStatus and read back with the new value', async () => {
     const target = hold();
     const update = await answerOf(
       coregate.POST('/gw/627/2022.01/account/updateShareHoldByID', {
@@ -61,6 +61,18 @@ describe('@coregate/client', () => {
       }),
     );
     assert.deepEqual(update.UpdateStatus, { isAllFieldsUpdateSuccess: true, FailedUpdateStatus: [] });
+    const readBack = await answerOf(
+      coregate.POST('/gw/627/2022.01/account/getShareHoldSelectFields', {
+        body: {
+          Credentials: adminCredentials,
+          AccountNumber: target.accountNumber,
+          ShareId: target.shareId,
+          ShareHoldLocator: target.locator,
+          SelectableFields: { ShareHoldFields: { Reference1: true } },
+        },
+      }),
+    );
+    assert.equal(readBack.ShareHold.Reference1, 'CLIENT UPDATE');
   });
 
   test('per-call headers pass through: an Idempotency-Key replays the first answer', async () => {
