@@ -236,9 +236,15 @@ function preparingPool(pool: pg.Pool, onConnectionError: (error: Error) => void)
  * The embedded database's settings: PGlite's own, with a buffer cache of 16 MB instead of PostgreSQL's
  * 128 MB. PGlite keeps its shared memory inside the WebAssembly heap, which never shrinks, so the cache is
  * resident memory of the server process; pages it does not hold are read from the operating system's file
- * cache, a copy away (docs/performance.md, "Memory of the embedded server").
+ * cache, a copy away (docs/performance.md, "Memory of the embedded server"). PGlite runs without fsync
+ * (`-F` in its own settings): its writes survive the process, not the machine, so full-page images in the
+ * WAL, which guard only against a page torn by the machine failing mid-write, protect nothing here and are
+ * off; with them, the first update of each page after a checkpoint wrote 8 KB more WAL.
  */
-const PGLITE_START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB', '-c', 'wal_buffers=1MB'];
+const PGLITE_START_PARAMS = [
+  ...PGlite.defaultStartParams,
+  ...['-c', 'shared_buffers=16MB', '-c', 'wal_buffers=1MB', '-c', 'full_page_writes=off'],
+];
 
 /** @example const { db, close } = await openDatabase({ dataDir: './data/pg' }) */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
