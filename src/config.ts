@@ -14,7 +14,11 @@ export interface Config {
   readonly databasePoolSize: number;
   /** 64 hex characters; instances sharing a database must share it. */
   readonly secret: string | undefined;
-  readonly logLevel: string;
+  readonly logLevel: LogLevel;
+  /** Log lines as JSON (the default, for a log collector) or `pretty` (pino-pretty, for a terminal). */
+  readonly logFormat: 'json' | 'pretty';
+  /** Who may read `/metrics`: whoever reaches the port (`open`, like `/health`), a live API token (`token`), nobody (`off`). */
+  readonly metrics: 'open' | 'token' | 'off';
   /** Maximum request body in bytes (spec: request size limit "not shown"; DESIGN: 413 above it). */
   readonly bodyLimit: number;
   /** Maximum entries of a list response before hasReachedMaximumListSize (DESIGN: default 1000). */
@@ -74,6 +78,10 @@ export interface Config {
   readonly symxchange: SymxchangeSettings | undefined;
 }
 
+/** pino's levels; `silent` logs nothing. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 /** The Sym of the spec's paths (`/gw/627/...`): the one a store serves, and the default core's. */
 export const DEFAULT_SYM = 627;
 
@@ -123,6 +131,25 @@ function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boole
   if (raw === undefined || raw === '') return fallback;
   if (raw !== 'true' && raw !== 'false') throw new Error(`${name} must be true or false, got "${raw}"`);
   return raw === 'true';
+}
+
+/**
+ * A PostgreSQL connection URL; anything else stops the start naming the variable. The value is not quoted
+ * back: it may hold a password.
+ */
+function databaseUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.DATABASE_URL;
+  if (!raw) return undefined;
+  const expected = 'DATABASE_URL must be a postgres:// URL (postgres://user:password@host:5432/database)';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`${expected}; the value given is not a URL`);
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
+    throw new Error(`${expected}; it starts with "${url.protocol}"`);
+  return raw;
 }
 
 const POLICY_PREFIX = 'COREGATE_CREDENTIALS_';
@@ -192,10 +219,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: integer(env, 'PORT', 8627, 0, 65535),
     host: env.HOST || '127.0.0.1',
     dataDir: resolve(env.COREGATE_DATA_DIR || './data'),
-    databaseUrl: env.DATABASE_URL || undefined,
+    databaseUrl: databaseUrl(env),
     databasePoolSize: integer(env, 'COREGATE_DB_POOL', 10, 1, 1000),
     secret: env.COREGATE_SECRET || undefined,
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'], 'json'),
+    metrics: oneOf(env, 'COREGATE_METRICS', ['open', 'token', 'off'], 'open'),
     bodyLimit: integer(env, 'COREGATE_BODY_LIMIT', 256 * 1024, 1024, 64 * 1024 * 1024),
     listMaximum: integer(env, 'COREGATE_LIST_MAXIMUM', 1000, 1, 100_000),
     pageMaximum: integer(env, 'COREGATE_PAGE_MAXIMUM', 1000, 1, 100_000),

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -334,6 +335,90 @@ describe("the README's gateway try-out: coregate in front of coregate's SOAP fac
         run.stderr,
         /changes coregate's own store, which gateway mode \(COREGATE_CORE=symxchange\) does not read/,
       );
+    }
+  });
+});
+
+describe('settings are checked before any work', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'coregate-settings-'));
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  /** `coregate serve` on a fresh data directory with `env`; it must stop before touching the directory. */
+  function refusedStart(env: NodeJS.ProcessEnv) {
+    const run = spawnSync(process.execPath, [...CLI, 'serve'], {
+      env: { ...process.env, COREGATE_DATA_DIR: dataDir, PORT: '0', DATABASE_URL: '', ...env },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(run.status, 1, run.stderr);
+    assert.equal(run.stdout, '', 'nothing is served, seeded or printed');
+    assert.equal(run.stderr.trimEnd().split('\n').length, 1, `one line: ${run.stderr}`);
+    assert.deepEqual(readdirSync(dataDir), [], 'nothing was opened, migrated or seeded');
+    return run.stderr.trimEnd();
+  }
+
+  test('a bad LOG_LEVEL stops the start with one line naming it', () => {
+    assert.match(refusedStart({ LOG_LEVEL: 'verbose' }), /^coregate serve failed: LOG_LEVEL must be one of /);
+  });
+
+  test('a bad LOG_FORMAT stops the start with one line naming it', () => {
+    assert.match(
+      refusedStart({ LOG_FORMAT: 'fancy' }),
+      /^coregate serve failed: LOG_FORMAT must be one of json, pretty/,
+    );
+  });
+
+  test('a DATABASE_URL that is not a postgres:// URL stops the start with one line naming it, not repeating it', () => {
+    const line = refusedStart({ DATABASE_URL: 'mysql://app:s3cret@db:3306/core' });
+    assert.match(line, /^coregate serve failed: DATABASE_URL must be a postgres:\/\/ URL/);
+    assert.ok(!line.includes('s3cret'));
+  });
+
+  test('a busy port stops the start with one line naming PORT, before the database is opened', async () => {
+    const occupant = createServer();
+    await new Promise<void>((resolve) => occupant.listen(0, '127.0.0.1', resolve));
+    const { port } = occupant.address() as { port: number };
+    try {
+      const line = refusedStart({ PORT: String(port) });
+      assert.equal(
+        line,
+        `coregate serve failed: PORT ${port} is already in use on 127.0.0.1: stop what listens there, or set PORT to a free port`,
+      );
+    } finally {
+      await new Promise((resolve) => occupant.close(resolve));
+    }
+  });
+
+  test('coregate token without an action exits 2 with its usage', () => {
+    const run = cli(dataDir, 'token');
+    assert.equal(run.status, 2);
+    assert.match(run.stderr, /^coregate token needs an action: create, list or revoke\n\nUsage: coregate token/);
+  });
+});
+
+describe('LOG_FORMAT=pretty', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'coregate-pretty-'));
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  test('logs readable lines for a terminal, one per request, instead of JSON', async () => {
+    const served = await serve({
+      args: ['--no-demo'],
+      env: { COREGATE_DATA_DIR: dataDir, PORT: '0', DATABASE_URL: '', LOG_LEVEL: 'info', LOG_FORMAT: 'pretty' },
+    });
+    try {
+      assert.equal((await fetch(`${served.baseUrl}/health`, { headers: { 'x-request-id': 'pretty-1' } })).status, 200);
+      let output = served.output();
+      for (let waited = 0; !output.includes('pretty-1') && waited < 5_000; waited += 100) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        output = served.output();
+      }
+      const lines = output.split('\n').filter((line) => line.includes('GET /health'));
+      assert.equal(lines.length, 1, output);
+      assert.match(lines[0]!, /INFO.*GET \/health 200 [0-9.]+ ms/);
+      assert.match(output, /reqId: "pretty-1"/);
+      assert.doesNotMatch(output, /^\{"level"/m, 'no JSON lines');
+    } finally {
+      await stop(served.child);
     }
   });
 });

@@ -77,3 +77,56 @@ describe('COREGATE_CREDENTIALS_<SERVICE>', () => {
     );
   });
 });
+
+describe('settings of the log, the metrics and the database, checked before anything starts', () => {
+  test('LOG_LEVEL is one of pino’s levels; anything else is one line naming the variable', () => {
+    assert.equal(loadConfig({}).logLevel, 'info');
+    assert.equal(loadConfig({ LOG_LEVEL: 'debug' }).logLevel, 'debug');
+    assert.throws(() => loadConfig({ LOG_LEVEL: 'verbose' }), {
+      message: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"',
+    });
+  });
+
+  test('LOG_FORMAT is json (the default) or pretty', () => {
+    assert.equal(loadConfig({}).logFormat, 'json');
+    assert.equal(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat, 'pretty');
+    assert.throws(() => loadConfig({ LOG_FORMAT: 'colour' }), {
+      message: 'LOG_FORMAT must be one of json, pretty, got "colour"',
+    });
+  });
+
+  test('COREGATE_METRICS is open (the default), token or off', () => {
+    assert.equal(loadConfig({}).metrics, 'open');
+    assert.equal(loadConfig({ COREGATE_METRICS: 'token' }).metrics, 'token');
+    assert.throws(() => loadConfig({ COREGATE_METRICS: 'public' }), {
+      message: 'COREGATE_METRICS must be one of open, token, off, got "public"',
+    });
+  });
+
+  test('DATABASE_URL must be a postgres:// URL, and a refusal never repeats the value (it may hold a password)', () => {
+    assert.equal(
+      loadConfig({ DATABASE_URL: 'postgres://u:p@db:5432/core' }).databaseUrl,
+      'postgres://u:p@db:5432/core',
+    );
+    assert.equal(loadConfig({ DATABASE_URL: 'postgresql://db/core' }).databaseUrl, 'postgresql://db/core');
+    assert.equal(loadConfig({ DATABASE_URL: '' }).databaseUrl, undefined);
+    assert.throws(
+      () => loadConfig({ DATABASE_URL: 'mysql://u:s3cret@db/core' }),
+      (error: Error) => {
+        assert.equal(
+          error.message,
+          'DATABASE_URL must be a postgres:// URL (postgres://user:password@host:5432/database); it starts with "mysql:"',
+        );
+        return true;
+      },
+    );
+    assert.throws(
+      () => loadConfig({ DATABASE_URL: 'u:s3cret@db/core' }),
+      (error: Error) => {
+        assert.match(error.message, /^DATABASE_URL must be a postgres:\/\/ URL/);
+        assert.ok(!error.message.includes('s3cret'));
+        return true;
+      },
+    );
+  });
+});

@@ -129,7 +129,8 @@ function parseScopes(raw: string | undefined): Scope[] {
 export async function tokenCommand(argv: string[], config: Config, print: Print): Promise<void> {
   const { values, flags, positionals } = parseCommand(TOKEN, argv);
   const action = positionals[0];
-  if (flags.has('help') || !action) return print(TOKEN.usage);
+  if (flags.has('help')) return print(TOKEN.usage);
+  if (!action) throw new UsageError(`coregate token needs an action: create, list or revoke\n\n${TOKEN.usage}`);
   const name = values.name;
   await withRuntime(config, async ({ database: { db } }) => {
     switch (action) {

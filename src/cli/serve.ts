@@ -62,9 +62,42 @@ export async function serveCommand(argv: string[], config: Config, print: Print)
     const { tlsOptions } = await import('../core/transport.js');
     for (const url of config.symxchange.urls.values()) tlsOptions(url, config.symxchange);
   }
+  await checkPortFree(config);
   const wantsDemo = flags.has('no-demo') ? false : flags.has('demo') || !config.databaseUrl;
   if (workers === 1) return serveAlone(config, wantsDemo, print);
   return servePrimary(config, wantsDemo, workers, print);
+}
+
+/** The one line a port that cannot be bound stops the start with, naming the variable to change. */
+function portProblem(error: NodeJS.ErrnoException, config: Config): string {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return `PORT ${config.port} is already in use on ${config.host}: stop what listens there, or set PORT to a free port`;
+    case 'EACCES':
+      return `PORT ${config.port} needs privileges on this machine: set PORT to 1024 or above`;
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `HOST ${config.host} is not an address of this machine`;
+    default:
+      return `PORT ${config.port} on HOST ${config.host} cannot be listened on: ${error.message}`;
+  }
+}
+
+/**
+ * Binds the port once and lets it go: a busy port, or a HOST that is not this machine's, stops the start in
+ * one line before anything is opened, migrated or seeded (listening comes only after all that).
+ */
+async function checkPortFree(config: Config): Promise<void> {
+  if (config.port === 0) return;
+  const { createServer } = await import('node:net');
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen({ port: config.port, host: config.host, exclusive: true }, () => probe.close(() => resolve()));
+  }).catch((error: NodeJS.ErrnoException) => {
+    throw new Error(portProblem(error, config));
+  });
 }
 
 /**
@@ -137,16 +170,21 @@ async function prepare(
 
 /** Builds the app on an open runtime and listens; closes both on SIGINT/SIGTERM. Returns the port. */
 async function listen(config: Config, runtime: Runtime): Promise<number> {
-  const [{ buildApp, LOG_REDACT }, { createJwtVerifier, jwtSettingsFromEnv }] = await Promise.all([
+  const [{ buildApp, LOG_REDACT }, { createJwtVerifier, jwtSettingsFromEnv }, { logDestination }] = await Promise.all([
     import('../http/app.js'),
     import('../security/jwt.js'),
+    import('../http/logging.js'),
   ]);
   const jwtSettings = jwtSettingsFromEnv();
   const app = await buildApp({
     db: runtime.database.db,
     secrets: runtime.secrets,
     config,
-    logger: { level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } },
+    logger: {
+      level: config.logLevel,
+      redact: { paths: LOG_REDACT, censor: '[redacted]' },
+      ...(await logDestination(config.logFormat)),
+    },
     jwt: jwtSettings ? createJwtVerifier(jwtSettings) : undefined,
     // Shown in the reference's examples only while the database is the demo dataset it belongs to (api-reference.ts).
     demoAdminPassword: (await import('./demo.js')).readDemoCredentials(config)?.adminPassword,

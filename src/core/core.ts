@@ -16,6 +16,9 @@ export interface CoreCall {
   outcome?: { readonly latencyMs: number; readonly outcome: string };
 }
 
+/** The state of a gateway core's circuit breaker (cockatiel's): `half_open` lets one call try the core. */
+export type CircuitState = 'closed' | 'half_open' | 'open' | 'isolated';
+
 /** Whether a core can answer now, for `/ready`. */
 export interface CoreReadiness {
   readonly ready: boolean;
@@ -40,5 +43,7 @@ export interface Core {
     call: CoreCall,
   ): Promise<unknown>;
   readiness(): CoreReadiness;
+  /** Each Sym's circuit breaker (gateway mode), for the metrics; none for the store. */
+  circuits(): ReadonlyMap<number, CircuitState>;
   close(): Promise<void>;
 }

@@ -9,7 +9,7 @@ import type { Core } from './core.js';
 import { storeCore } from './store-core.js';
 import { symxchangeCore } from './symxchange-core.js';
 
-export type { Core, CoreCall, CoreReadiness } from './core.js';
+export type { CircuitState, Core, CoreCall, CoreReadiness } from './core.js';
 export { faultProblem } from './symxchange-core.js';
 
 export interface CoreOptions {

@@ -15,6 +15,7 @@ export function storeCore(): Core {
     verifiesCredentials: false,
     answer: (operation, context, body) => operation.handle(context, body),
     readiness: () => ({ ready: true, detail: 'store' }),
+    circuits: () => new Map(),
     close: async () => undefined,
   };
 }

@@ -16,7 +16,7 @@ import { ResponseMismatchError, responseChecker } from '../operations/response-c
 import type { AnyOperation } from '../operations/types.js';
 import { createSymxCodec, SoapCodecError, SoapFaultError, type Fault, type SymxCodec } from '../symxchange/codec.js';
 import { symxchangeService } from '../catalog/symxchange/index.js';
-import type { Core, CoreCall } from './core.js';
+import type { CircuitState as CoreCircuitState, Core, CoreCall } from './core.js';
 import { createForwarding, type CallCore } from './forwarding.js';
 import { coreTransport, CoreFailure, failureOf, type CoreAnswer, type CoreTransport } from './transport.js';
 
@@ -77,6 +77,14 @@ export function faultProblem(fault: Fault): Problem {
     return coreUnavailable(`The core is unavailable: ${detail}`, 5);
   return new Problem(502, 'CORE_ERROR', `The core refused the call: ${fault.faultString}`, undefined, {}, core);
 }
+
+/** cockatiel's breaker states by their names in the metrics. */
+const CIRCUIT_STATES: Readonly<Record<CircuitState, CoreCircuitState>> = {
+  [CircuitState.Closed]: 'closed',
+  [CircuitState.HalfOpen]: 'half_open',
+  [CircuitState.Open]: 'open',
+  [CircuitState.Isolated]: 'isolated',
+};
 
 /** One core: its transport and its circuit breaker. */
 interface SymCore {
@@ -225,6 +233,9 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
         ready: states.some((s) => s.state !== 'Open'),
         detail: states.map((s) => `${s.sym}: ${s.state.toLowerCase()}`).join(', '),
       };
+    },
+    circuits() {
+      return new Map([...cores.values()].map((core) => [core.sym, CIRCUIT_STATES[core.breaker.state]]));
     },
     async close() {
       await Promise.all([...cores.values()].map((core) => core.transport.close()));

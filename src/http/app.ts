@@ -3,7 +3,13 @@
  * envelope checks (operation-routes.ts), the ops endpoints, the API reference and security headers.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import type { Config } from '../config.js';
 import { checkCredentialPolicy } from '../operations/credential-policy.js';
 import { CORE_OPERATIONS, OPERATIONS, SHARED_SCHEMAS } from '../operations/index.js';
@@ -17,6 +23,8 @@ import { errorHandler, sendProblem } from './error-handler.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { registerMaintenance } from './maintenance.js';
 import { withSafeErrorLogging } from './log-safety.js';
+import { logRequest } from './logging.js';
+import { registerMetricsRoute, ServiceMetrics } from './metrics.js';
 import { registerApiReference } from './api-reference.js';
 import { acceptedCredentials, auditEvent, OperationPipeline } from './operation-pipeline.js';
 import { registerOperationRoutes } from './operation-routes.js';
@@ -73,6 +81,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     // Errors reach the log without SQL text, parameters or record values (log-safety.ts).
     logger: withSafeErrorLogging(options.logger ?? false),
+    // One line per request, written when it is answered (logging.ts), instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
     // Slow and stuck clients: the header block and the whole request each have a deadline, an idle
     // keep-alive connection is closed, and Node checks the deadlines every second (default: 30 s).
@@ -106,7 +116,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Connections past the cap are closed as they arrive, so a flood of idle sockets cannot exhaust file descriptors.
   app.server.maxConnections = config.maxConnections;
 
-  const authenticator = new Authenticator(db, secrets, config, { jwt: options.jwt });
+  const metrics = new ServiceMetrics({ db });
+  const authenticator = new Authenticator(db, secrets, config, {
+    jwt: options.jwt,
+    onLockout: (credential, event) => metrics.lockout(credential, event),
+  });
   const limiter =
     options.limiter ??
     createRateLimiter(config.redisUrl, {
@@ -205,6 +219,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       "gateway mode: every operation is answered by its Sym's SymXchange core",
     );
   }
+  metrics.watchCore(core);
+  // Every request is counted and logged once; every call to an operation is audited with its outcome,
+  // whichever edge it came through (a write's event was committed with the write itself, see runWrite).
+  const requestEnded = (request: FastifyRequest, reply: FastifyReply) => {
+    metrics.requestEnded(request, reply);
+    logRequest(request, reply);
+    const operation = request.operation;
+    if (!operation || request.auditedInTransaction) return;
+    audit.record(auditEvent(request, operation, reply.statusCode, request.problemCode ?? null));
+  };
+  app.addHook('onResponse', async (request, reply) => requestEnded(request, reply));
   const pipeline = new OperationPipeline({
     core,
     db,
@@ -213,13 +238,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sharedSchemas: SHARED_SCHEMAS,
     authenticator,
     limiter,
-  });
-  // Every call to an operation is audited with its outcome, whichever edge it came through; a write's
-  // event was committed with the write itself (see runWrite).
-  app.addHook('onResponse', async (request, reply) => {
-    const operation = request.operation;
-    if (!operation || request.auditedInTransaction) return;
-    audit.record(auditEvent(request, operation, reply.statusCode, request.problemCode ?? null));
+    onRateLimited: (limit) => metrics.rateLimited(limit),
   });
   registerOperationRoutes(app, { operations: OPERATIONS, authenticator, pipeline, syms: core.syms });
   registerSoapRoutes(app, { config, codec, authenticator, pipeline });
@@ -236,6 +255,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
           }
         : undefined,
   });
+  registerMetricsRoute(app, { metrics, config, authenticator });
   registerMaintenance(app, { db, config });
   return app;
 }

@@ -19,6 +19,7 @@ import type { RateLimiter } from '../security/rate-limit.js';
 import { AuditLog, type AuditEvent } from '../store/audit.js';
 import type { Db } from '../store/database.js';
 import { propertyErrors, type AjvError } from './error-handler.js';
+import type { RateLimit } from './metrics.js';
 import { runWrite } from './writes.js';
 
 declare module 'fastify' {
@@ -51,6 +52,8 @@ export interface OperationPipelineOptions {
   readonly sharedSchemas: readonly TSchema[];
   readonly authenticator: Authenticator;
   readonly limiter: RateLimiter;
+  /** Told of each call a rate limit refuses, for the metrics. */
+  readonly onRateLimited?: (limit: RateLimit) => void;
 }
 
 const MINUTE = 60;
@@ -142,8 +145,11 @@ export class OperationPipeline {
       limiter.hit(`token:${tokenName}`, this.general),
       ...(operation.service === 'findby' ? [limiter.hit(`findby:${tokenName}`, this.findBy)] : []),
     ]);
-    const refused = decisions.find((d) => !d.allowed);
-    if (refused) throw rateLimited(Math.max(1, refused.retryAfterSeconds));
+    const refused = decisions.findIndex((d) => !d.allowed);
+    if (refused >= 0) {
+      this.options.onRateLimited?.(refused === 0 ? 'token' : 'findby');
+      throw rateLimited(Math.max(1, decisions[refused]!.retryAfterSeconds));
+    }
     reply.header('ratelimit-remaining', String(Math.min(...decisions.map((d) => d.remaining))));
     if (operation.scope && !scopes.includes(operation.scope)) {
       throw forbidden(`The token lacks the ${operation.scope} scope`);

@@ -54,6 +54,11 @@ export interface AuthenticatorOptions {
   readonly adminPasswordHash?: string;
   /** The scrypt check, replaceable so that tests can count how often a password is really hashed. */
   readonly verifyPassword?: (password: string, stored: string) => Promise<boolean>;
+  /**
+   * Told when wrong passwords lock a credential (`locked`) and when a locked one is tried (`refused`), with
+   * its kind (`admin`, `user`, `account`, `homebanking`, `lookup`): for the metrics.
+   */
+  readonly onLockout?: (credential: string, event: 'locked' | 'refused') => void;
 }
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/;
@@ -79,6 +84,9 @@ export function adminLockoutSubject(tokenName: string): string {
     ? subject
     : `admin@token#${createHash('sha256').update(tokenName).digest('base64url')}`;
 }
+
+/** The kind of credential a lockout subject belongs to: its prefix (`user:25` → `user`, `admin@token:x` → `admin`). */
+const credentialOf = (subject: string) => /^[a-z]+/.exec(subject)?.[0] ?? 'other';
 
 /** Keys remembered until an expiry, at most `capacity` of them (the oldest is forgotten first). */
 class ExpiringKeys {
@@ -297,18 +305,27 @@ export class Authenticator {
     firstLockSeconds = this.policy.lockoutSeconds,
   ): Promise<boolean> {
     const lockout = await lockouts.state(this.db, subject);
-    if (lockout?.locked) return false;
+    if (lockout?.locked) {
+      this.options.onLockout?.(credentialOf(subject), 'refused');
+      return false;
+    }
     const ok = stored ? await this.verifyCached(subject, password, stored) : false;
     if (!ok) {
-      await lockouts.fail(this.db, subject, {
-        threshold: this.policy.lockoutThreshold,
-        lockSeconds: this.policy.lockoutSeconds,
-        firstLockSeconds,
-      });
+      await this.countFailure(subject, firstLockSeconds);
     } else if (lockout) {
       await lockouts.clear(this.db, subject);
     }
     return ok;
+  }
+
+  /** A wrong password or second factor: counts towards the subject's lock (and tells `onLockout` when it locks). */
+  private async countFailure(subject: string, firstLockSeconds: number): Promise<void> {
+    const locked = await lockouts.fail(this.db, subject, {
+      threshold: this.policy.lockoutThreshold,
+      lockSeconds: this.policy.lockoutSeconds,
+      firstLockSeconds,
+    });
+    if (locked) this.options.onLockout?.(credentialOf(subject), 'locked');
   }
 
   private cacheKeyOf(subject: string, password: string, stored: string): string {
@@ -360,13 +377,7 @@ export class Authenticator {
       factors.SecondaryAudioAccessCode === undefined &&
       (factors.SocialSecurityNumber === undefined || ssns.includes(String(factors.SocialSecurityNumber))) &&
       (factors.SSNLastFourDigits === undefined || ssns.some((ssn) => ssn.endsWith(String(factors.SSNLastFourDigits))));
-    if (!ok) {
-      await lockouts.fail(this.db, subject, {
-        threshold: this.policy.lockoutThreshold,
-        lockSeconds: this.policy.lockoutSeconds,
-        firstLockSeconds: this.policy.lockoutSeconds,
-      });
-    }
+    if (!ok) await this.countFailure(subject, this.policy.lockoutSeconds);
     return ok;
   }
 

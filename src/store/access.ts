@@ -287,9 +287,10 @@ export const lockouts = {
 
   /**
    * Counts a failure; when failures reach the threshold, locks the subject for
-   * min(firstLockSeconds × 2^locks, lockSeconds) and starts counting again from zero.
+   * min(firstLockSeconds × 2^locks, lockSeconds) and starts counting again from zero. Says whether this
+   * failure locked the subject.
    */
-  async fail(db: Db, subject: string, policy: LockoutPolicy): Promise<void> {
+  async fail(db: Db, subject: string, policy: LockoutPolicy): Promise<boolean> {
     const first = policy.firstLockSeconds ?? policy.lockSeconds;
     const lockout = fixedTables(db);
     await lockout
@@ -300,7 +301,7 @@ export const lockouts = {
       )
       .execute();
     // Under READ COMMITTED a concurrent second failure re-reads the row after the first lock and finds failures = 0.
-    await lockout
+    const locked = await lockout
       .updateTable('credential_lockout')
       .set((eb) => ({
         locked_until: sql<Date>`now() + make_interval(secs => least(${policy.lockSeconds}::float8, ${first}::float8 * power(2, least(${eb.ref('locks')}, 30))))`,
@@ -309,7 +310,8 @@ export const lockouts = {
       }))
       .where('subject', '=', subject)
       .where('failures', '>=', policy.threshold)
-      .execute();
+      .executeTakeFirst();
+    return locked.numUpdatedRows > 0n;
   },
 
   /** Forgets the subject's failures and locks (after a success). */

@@ -22,6 +22,28 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** How a database's connections are used now (`/metrics`). */
+export interface DatabaseUsage {
+  /** Connections checked out and idle, and the most there may be (the pool size; 1 for the embedded database). */
+  readonly busy: number;
+  readonly idle: number;
+  readonly max: number;
+  /** Callers waiting for a connection. */
+  readonly waiting: number;
+  /** Queries sent and not yet answered. */
+  readonly queriesInFlight: number;
+}
+
+const usages = new WeakMap<Db, () => DatabaseUsage>();
+
+/**
+ * The use of the connections behind a `Db` that `openDatabase` opened (undefined for any other).
+ * @example databaseUsage(database.db)?.waiting // 0
+ */
+export function databaseUsage(db: Db): DatabaseUsage | undefined {
+  return usages.get(db)?.();
+}
+
 /** One connection of a bulk load. */
 export interface BulkSession {
   execute(statement: string): Promise<void>;
@@ -182,7 +204,11 @@ const unavailableOr = (error: unknown): unknown =>
  * unheard `error` ends the process), a client whose connection failed is destroyed on release instead of
  * going back to the pool, and connection failures become `DatabaseUnavailableError`.
  */
-function preparingPool(pool: pg.Pool, onConnectionError: (error: Error) => void): PostgresPool {
+function preparingPool(
+  pool: pg.Pool,
+  onConnectionError: (error: Error) => void,
+  usage: { queriesInFlight: number },
+): PostgresPool {
   const names = new Map<string, string>();
   const nameOf = (text: string): string | undefined => {
     let name = names.get(text);
@@ -203,12 +229,18 @@ function preparingPool(pool: pg.Pool, onConnectionError: (error: Error) => void)
       if (isConnectionFailure(error)) broken = true;
       throw unavailableOr(error);
     };
+    const run = async (text: string, values?: unknown[]) => {
+      usage.queriesInFlight += 1;
+      try {
+        return await client.query({ name: nameOf(text), text, values }).catch(failed);
+      } finally {
+        usage.queriesInFlight -= 1;
+      }
+    };
     return {
       // Kysely passes either a query text with its parameters or a cursor (streaming), which pg runs as is.
       query: ((query: string | pg.Submittable, values?: unknown[]) =>
-        typeof query === 'string'
-          ? client.query({ name: nameOf(query), text: query, values }).catch(failed)
-          : client.query(query)) as unknown as PostgresPoolClient['query'],
+        typeof query === 'string' ? run(query, values) : client.query(query)) as unknown as PostgresPoolClient['query'],
       release: (destroy?: boolean) => {
         client.release(destroy || broken);
         // A client the pool keeps starts its next checkout sound; a destroyed one is never seen again.
@@ -267,7 +299,17 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     });
     // An idle client that loses its connection is removed by the pool, which then emits `error`: unheard, it would end the process.
     pool.on('error', onConnectionError);
-    const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: preparingPool(pool, onConnectionError) }) });
+    const queries = { queriesInFlight: 0 };
+    const db = new Kysely<unknown>({
+      dialect: new PostgresDialect({ pool: preparingPool(pool, onConnectionError, queries) }),
+    });
+    usages.set(db, () => ({
+      busy: pool.totalCount - pool.idleCount,
+      idle: pool.idleCount,
+      max: options.poolSize ?? 10,
+      waiting: pool.waitingCount,
+      queriesInFlight: queries.queriesInFlight,
+    }));
     return {
       db,
       kind: 'postgres',
@@ -276,7 +318,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     };
   }
   const pglite = await PGlite.create(options.dataDir ?? 'memory://', { parsers, startParams: PGLITE_START_PARAMS });
-  const db = new Kysely<unknown>({ dialect: new PGliteDialect(pglite) });
+  const dialect = new PGliteDialect(pglite);
+  const db = new Kysely<unknown>({ dialect });
+  const { usage } = dialect;
+  usages.set(db, () => ({ ...usage, idle: 1 - usage.busy, max: 1 }));
   return {
     db,
     kind: 'pglite',

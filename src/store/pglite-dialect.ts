@@ -25,6 +25,13 @@ const { serialize } = protocol;
  */
 const MAX_PREPARED = 200;
 
+/** How the one connection is used now, for the metrics: held (0 or 1), callers waiting for it, queries running. */
+export interface PGliteUsage {
+  busy: number;
+  waiting: number;
+  queriesInFlight: number;
+}
+
 interface Prepared {
   readonly name: string;
   /** The parameter types PostgreSQL inferred, which choose each value's serializer. */
@@ -50,7 +57,10 @@ function frames(...messages: Uint8Array[]): Uint8Array {
 class PGliteConnection implements DatabaseConnection {
   private readonly prepared = new Map<string, Prepared>();
 
-  constructor(private readonly pglite: PGlite) {}
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly usage: PGliteUsage,
+  ) {}
 
   private async prepare(text: string): Promise<Prepared> {
     const name = `s${this.prepared.size + 1}`;
@@ -63,6 +73,15 @@ class PGliteConnection implements DatabaseConnection {
   }
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    this.usage.queriesInFlight += 1;
+    try {
+      return await this.run<R>(compiledQuery);
+    } finally {
+      this.usage.queriesInFlight -= 1;
+    }
+  }
+
+  private async run<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
     const { sql: text, parameters } = compiledQuery;
     const prepared =
       this.prepared.get(text) ?? (this.prepared.size < MAX_PREPARED ? await this.prepare(text) : undefined);
@@ -101,8 +120,11 @@ class PGliteDriver implements Driver {
   private queue: Promise<void> = Promise.resolve();
   private release: (() => void) | undefined;
 
-  constructor(private readonly pglite: PGlite) {
-    this.connection = new PGliteConnection(pglite);
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly usage: PGliteUsage,
+  ) {
+    this.connection = new PGliteConnection(pglite, usage);
   }
 
   async init(): Promise<void> {
@@ -113,7 +135,13 @@ class PGliteDriver implements Driver {
     const previous = this.queue;
     let release!: () => void;
     this.queue = new Promise<void>((resolve) => (release = resolve));
-    await previous;
+    this.usage.waiting += 1;
+    try {
+      await previous;
+    } finally {
+      this.usage.waiting -= 1;
+    }
+    this.usage.busy = 1;
     this.release = release;
     return this.connection;
   }
@@ -134,6 +162,7 @@ class PGliteDriver implements Driver {
   async releaseConnection(): Promise<void> {
     const release = this.release;
     this.release = undefined;
+    this.usage.busy = 0;
     release?.();
   }
 
@@ -145,6 +174,8 @@ class PGliteDriver implements Driver {
 
 /** @example new Kysely({ dialect: new PGliteDialect(await PGlite.create()) }) */
 export class PGliteDialect implements Dialect {
+  readonly usage: PGliteUsage = { busy: 0, waiting: 0, queriesInFlight: 0 };
+
   constructor(private readonly pglite: PGlite) {}
 
   createAdapter() {
@@ -152,7 +183,7 @@ export class PGliteDialect implements Dialect {
   }
 
   createDriver(): Driver {
-    return new PGliteDriver(this.pglite);
+    return new PGliteDriver(this.pglite, this.usage);
   }
 
   createQueryCompiler() {

@@ -1,0 +1,219 @@
+/**
+ * The service's metrics in Prometheus's text format (`GET /metrics`, prom-client): calls by operation and
+ * status with their latency, refusals by the rate limits, credential lockouts, the database's connections
+ * and queries, and in gateway mode each core's latency and circuit; Node's process metrics beside them.
+ * Labels name operations, routes, Syms and problem codes, never a raw URL, a token or a value of a request.
+ * Each app has a registry of its own (tests build several in one process); the process metrics are
+ * collected once per process.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { DEFAULT_SYM, type Config } from '../config.js';
+import type { CircuitState, Core } from '../core/index.js';
+import type { Authenticator } from '../security/authenticator.js';
+import { databaseUsage, type Db } from '../store/database.js';
+
+/** Latency buckets in seconds: a cached lookup takes about a millisecond, a core's timeout 15 s. */
+const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'half_open', 'open', 'isolated'];
+
+/** Which refusal counted: a token's budget of calls, or its stricter budget of FindBy lookups. */
+export type RateLimit = 'token' | 'findby';
+
+let processRegistry: Registry | undefined;
+
+/** Node's own metrics (CPU, memory, event loop lag, GC, handles), one collector per process. */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+interface CallSeries {
+  readonly count: { inc(): void };
+  readonly duration: { observe(seconds: number): void };
+}
+
+/**
+ * The metrics of one app, fed by its hooks and parts.
+ * @example
+ * const metrics = new ServiceMetrics({ db });
+ * metrics.watchCore(core);
+ * metrics.rateLimited('findby');
+ * await metrics.text(); // '# HELP coregate_http_requests_total …'
+ */
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'edge' | 'operation' | 'family' | 'status' | 'code'>;
+  private readonly durations: Histogram<'edge' | 'operation' | 'family' | 'status'>;
+  private readonly rateLimitRefusals: Counter<'limit'>;
+  private readonly lockoutEvents: { locked: Counter<'credential'>; refused: Counter<'credential'> };
+  private coreCalls: Histogram<'sym' | 'outcome'> | undefined;
+  /** The series of each label set met so far: prom-client hashes a label object on every call otherwise. */
+  private readonly series = new Map<string, CallSeries>();
+
+  constructor(sources: { readonly db: Db }) {
+    const registers = [this.registry];
+    this.requests = new Counter({
+      name: 'coregate_http_requests_total',
+      help: 'Requests answered, by edge (json, soap, ops), operation (the route for anything else), version family, status and problem code',
+      labelNames: ['edge', 'operation', 'family', 'status', 'code'],
+      registers,
+    });
+    this.durations = new Histogram({
+      name: 'coregate_http_request_duration_seconds',
+      help: 'Time from a request to its answer, by edge, operation (or route), version family and status',
+      labelNames: ['edge', 'operation', 'family', 'status'],
+      buckets: BUCKETS,
+      registers,
+    });
+    this.rateLimitRefusals = new Counter({
+      name: 'coregate_rate_limit_refusals_total',
+      help: "Calls refused 429 by a rate limit: a token's budget of calls (token) or of FindBy lookups (findby)",
+      labelNames: ['limit'],
+      registers,
+    });
+    this.lockoutEvents = {
+      locked: new Counter({
+        name: 'coregate_lockouts_total',
+        help: 'Credentials locked after repeated wrong passwords, by kind (admin, user, account, homebanking, lookup)',
+        labelNames: ['credential'],
+        registers,
+      }),
+      refused: new Counter({
+        name: 'coregate_lockout_refusals_total',
+        help: 'Attempts refused because their credential is locked, by kind',
+        labelNames: ['credential'],
+        registers,
+      }),
+    };
+    const usage = () => databaseUsage(sources.db);
+    new Gauge({
+      name: 'coregate_db_pool_connections',
+      help: 'Database connections checked out (busy) and idle',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const now = usage();
+        if (!now) return;
+        this.set({ state: 'busy' }, now.busy);
+        this.set({ state: 'idle' }, now.idle);
+      },
+    });
+    new Gauge({
+      name: 'coregate_db_pool_max_connections',
+      help: 'The most database connections the pool opens (COREGATE_DB_POOL; 1 for the embedded database)',
+      registers,
+      collect() {
+        const now = usage();
+        if (now) this.set(now.max);
+      },
+    });
+    new Gauge({
+      name: 'coregate_db_pool_waiting',
+      help: 'Calls waiting for a database connection',
+      registers,
+      collect() {
+        const now = usage();
+        if (now) this.set(now.waiting);
+      },
+    });
+    new Gauge({
+      name: 'coregate_db_queries_in_flight',
+      help: 'Database queries sent and not yet answered',
+      registers,
+      collect() {
+        const now = usage();
+        if (now) this.set(now.queriesInFlight);
+      },
+    });
+  }
+
+  /** Gateway mode: each core's latency (observed per call) and circuit state (read at each scrape). */
+  watchCore(core: Core): void {
+    if (core.kind !== 'symxchange') return;
+    const registers = [this.registry];
+    this.coreCalls = new Histogram({
+      name: 'coregate_core_call_duration_seconds',
+      help: "Time a core took to answer an operation (all of its SOAP calls), by Sym and outcome (ok or the call's problem code)",
+      labelNames: ['sym', 'outcome'],
+      buckets: BUCKETS,
+      registers,
+    });
+    new Gauge({
+      name: 'coregate_core_circuit_state',
+      help: "Each core's circuit breaker: 1 for the state it is in (closed, half_open, open, isolated), 0 for the others",
+      labelNames: ['sym', 'state'],
+      registers,
+      collect() {
+        for (const [sym, current] of core.circuits())
+          for (const state of CIRCUIT_STATES) this.set({ sym: String(sym), state }, state === current ? 1 : 0);
+      },
+    });
+  }
+
+  /** Counts a request that was answered (or, sandbox `drop`, closed) with `status`. */
+  requestEnded(request: FastifyRequest, reply: FastifyReply): void {
+    const operation = request.operation;
+    const edge = request.url.startsWith('/SymXchange/') ? 'soap' : operation ? 'json' : 'ops';
+    const name = operation?.name ?? request.routeOptions.url ?? 'unmatched';
+    const family = operation?.family ?? '';
+    const status = String(reply.statusCode);
+    const code = request.problemCode ?? '';
+    const key = `${edge}\0${name}\0${family}\0${status}\0${code}`;
+    let series = this.series.get(key);
+    if (!series) {
+      series = {
+        count: this.requests.labels({ edge, operation: name, family, status, code }),
+        duration: this.durations.labels({ edge, operation: name, family, status }),
+      };
+      this.series.set(key, series);
+    }
+    series.count.inc();
+    series.duration.observe(reply.elapsedTime / 1000);
+    const atCore = request.coreOutcome;
+    if (atCore && this.coreCalls)
+      this.coreCalls.observe(
+        { sym: String(request.sym ?? DEFAULT_SYM), outcome: atCore.outcome },
+        atCore.latencyMs / 1000,
+      );
+  }
+
+  rateLimited(limit: RateLimit): void {
+    this.rateLimitRefusals.inc({ limit });
+  }
+
+  lockout(credential: string, event: 'locked' | 'refused'): void {
+    this.lockoutEvents[event].inc({ credential });
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** Everything in the text format: this app's metrics and the process's. */
+  text(): Promise<string> {
+    return Registry.merge([processMetrics(), this.registry]).metrics();
+  }
+}
+
+export interface MetricsRouteOptions {
+  readonly metrics: ServiceMetrics;
+  readonly config: Pick<Config, 'metrics'>;
+  readonly authenticator: Authenticator;
+}
+
+/**
+ * `GET /metrics`: open like `/health` by default (it names no member, token or value), behind a live API
+ * token with `COREGATE_METRICS=token`, absent with `off` (docs/decisions.md, "Observability").
+ */
+export function registerMetricsRoute(app: FastifyInstance, options: MetricsRouteOptions): void {
+  const { metrics, config, authenticator } = options;
+  if (config.metrics === 'off') return;
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    if (config.metrics === 'token') await authenticator.authenticateBearer(request.headers.authorization);
+    return reply.type(metrics.contentType).send(await metrics.text());
+  });
+}
