@@ -2035,7 +2035,7 @@ export interface paths {
         put?: never;
         /**
          * Start a session with UserNumberCredentials; returns the TokenId for TokenCredentials
-         * @description Scope: any live token. Credentials: UserNumberCredentials.
+         * @description Scope: any live token. Credentials: UserNumberCredentials. The example needs a user: `coregate user add --number 1 --name NAME`.
          */
         post: operations["logon"];
         delete?: never;
@@ -2055,7 +2055,7 @@ export interface paths {
         put?: never;
         /**
          * End the session of the TokenCredentials given
-         * @description Scope: any live token. Credentials: TokenCredentials.
+         * @description Scope: any live token. Credentials: TokenCredentials. The example needs a user: `coregate user add --number 1 --name NAME`.
          */
         post: operations["logoff"];
         delete?: never;
@@ -8149,10 +8149,210 @@ export interface components {
             Token?: string;
         };
     };
-    responses: never;
-    parameters: never;
+    responses: {
+        /** @description The request is not valid: its body, a query or a paging token (`errors` names each property at fault) */
+        "problem-400-VALIDATION_FAILED-MALFORMED_JSON": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                };
+            };
+        };
+        /** @description No valid bearer token */
+        "problem-401-UNAUTHENTICATED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "UNAUTHENTICATED";
+                };
+            };
+        };
+        /** @description The token lacks the operation's scope, or the body credentials do not allow the call */
+        "problem-403-FORBIDDEN": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "FORBIDDEN";
+                };
+            };
+        };
+        /** @description The body is larger than the limit */
+        "problem-413-PAYLOAD_TOO_LARGE": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "PAYLOAD_TOO_LARGE";
+                };
+            };
+        };
+        /** @description The body is not `application/json` */
+        "problem-415-UNSUPPORTED_MEDIA_TYPE": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "UNSUPPORTED_MEDIA_TYPE";
+                };
+            };
+        };
+        /** @description Too many calls with this token; retry after `Retry-After` seconds */
+        "problem-429-RATE_LIMITED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "RATE_LIMITED";
+                };
+            };
+        };
+        /** @description Something went wrong on our side; quote the request id */
+        "problem-500-INTERNAL": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "INTERNAL";
+                };
+            };
+        };
+        /** @description The database or the core cannot be reached now; retry after `Retry-After` seconds */
+        "problem-503-UNAVAILABLE": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "UNAVAILABLE";
+                };
+            };
+        };
+        /** @description No record with the key the request names */
+        "problem-404-RECORD_NOT_FOUND": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "RECORD_NOT_FOUND";
+                };
+            };
+        };
+        /** @description The Idempotency-Key was used with another request */
+        "problem-422-IDEMPOTENCY_KEY_REUSED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "IDEMPOTENCY_KEY_REUSED";
+                };
+            };
+        };
+        /** @description The request is not valid: its body, a query or a paging token (`errors` names each property at fault) */
+        "problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_PAGING_TOKEN";
+                };
+            };
+        };
+        /** @description The request is not valid: its body, a query or a paging token (`errors` names each property at fault) */
+        "problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_QUERY";
+                };
+            };
+        };
+        /** @description The request is not valid: its body, a query or a paging token (`errors` names each property at fault) */
+        "problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_QUERY" | "INVALID_PAGING_TOKEN";
+                };
+            };
+        };
+    };
+    parameters: {
+        /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+        RequestId: string;
+        /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+        IdempotencyKey: string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request's id, quoted in the log and the audit trail: the `X-Request-Id` sent, when it is 1 to 64 of `A-Z a-z 0-9 . _ -`, else a generated UUID. */
+        "X-Request-Id": string;
+        /** @description Calls this API token may still make in the current minute (for a FindBy lookup, the lower of its general and lookup budgets). */
+        "RateLimit-Remaining": number;
+        /** @description Seconds to wait before calling again. */
+        "Retry-After": number;
+        /** @description The scheme to authenticate with: `Bearer realm="coregate"`. */
+        "WWW-Authenticate": string;
+        /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key`. */
+        "Idempotent-Replayed": "true";
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -8160,7 +8360,10 @@ export interface operations {
     findByActiveCard: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8175,9 +8378,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description What the lookup found (`null` or an empty list when nothing matches) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8189,30 +8394,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     findByAnyCard: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8227,9 +8425,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description What the lookup found (`null` or an empty list when nothing matches) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8243,30 +8443,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     findByHomeUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8281,9 +8474,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description What the lookup found (`null` or an empty list when nothing matches) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8295,30 +8490,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     findByMICR: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8335,9 +8523,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description What the lookup found (`null` or an empty list when nothing matches) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8358,30 +8548,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     findByLookup: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8397,9 +8580,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description What the lookup found (`null` or an empty list when nothing matches) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8422,30 +8607,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     findBySSN: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8460,9 +8638,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description What the lookup found (`null` or an empty list when nothing matches) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8474,30 +8654,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     findByShortName: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8512,9 +8685,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description What the lookup found (`null` or an empty list when nothing matches) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8524,30 +8699,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getCorpTransferSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8567,9 +8735,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8578,30 +8748,26 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     updateShareByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8619,9 +8785,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8640,30 +8809,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     updateShareAnalysisByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8683,9 +8849,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8704,30 +8873,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     updateShareAnalysisGroupByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8747,9 +8913,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8768,30 +8937,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     updateShareAnalysisPlanByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8811,9 +8977,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8832,30 +9001,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     updateShareCheckOrderByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8875,9 +9041,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8896,30 +9065,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     updateShareHoldByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8939,9 +9105,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8960,30 +9129,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     updateShareNoteByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9003,9 +9169,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9024,30 +9193,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     updateShareTransferByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9067,9 +9233,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9088,30 +9257,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     updateShareNameByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9131,9 +9297,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9159,30 +9328,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     updateShareTrackingByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9202,9 +9368,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9230,30 +9399,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9271,9 +9437,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9290,30 +9459,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareAnalysisByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9333,9 +9499,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9352,30 +9521,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareAnalysisGroupByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9395,9 +9561,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9414,30 +9583,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareAnalysisPlanByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9457,9 +9623,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9476,30 +9645,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareCheckOrderByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9519,9 +9685,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9538,30 +9707,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareHoldByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9581,9 +9747,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9600,30 +9769,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareNoteByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9643,9 +9809,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9662,30 +9831,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareTransferByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9705,9 +9871,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9724,30 +9893,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareNameByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9767,9 +9933,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9785,30 +9954,27 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareTrackingByID: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9828,9 +9994,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Updated (values that break a rule are not written and are listed per field) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9846,30 +10015,25 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9887,9 +10051,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9898,30 +10064,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getSharePagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9938,9 +10098,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9951,30 +10113,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareAnalysisSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9994,9 +10150,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10005,30 +10163,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareAnalysisPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10047,9 +10199,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10060,30 +10214,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareAnalysisGroupSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10103,9 +10251,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10114,30 +10264,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareAnalysisGroupPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10156,9 +10300,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10169,30 +10315,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareAnalysisPlanSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10212,9 +10352,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10223,30 +10365,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareAnalysisPlanPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10265,9 +10401,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10278,30 +10416,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareCheckOrderSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10321,9 +10453,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10332,30 +10466,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareCheckOrderPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10374,9 +10502,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10387,30 +10517,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareHoldSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10430,9 +10554,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10441,30 +10567,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareHoldPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10483,9 +10603,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10496,30 +10618,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareNoteSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10539,9 +10655,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10550,30 +10668,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareNotePagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10592,9 +10704,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10605,30 +10719,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareTransferSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10648,9 +10756,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10659,30 +10769,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareTransferPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10701,9 +10805,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10714,30 +10820,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareNameSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10757,9 +10857,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10768,30 +10870,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareNamePagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10810,9 +10906,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10823,30 +10921,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareTrackingSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10866,9 +10958,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10877,30 +10971,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     getShareTrackingPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10919,9 +11007,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10932,30 +11022,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10973,9 +11057,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10984,30 +11070,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getSharePagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11024,9 +11104,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11037,30 +11119,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareAnalysisSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11080,9 +11156,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11091,30 +11169,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareAnalysisPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11133,9 +11205,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11146,30 +11220,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareAnalysisGroupSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11189,9 +11257,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11200,30 +11270,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareAnalysisGroupPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11242,9 +11306,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11255,30 +11321,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareAnalysisPlanSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11298,9 +11358,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11309,30 +11371,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareAnalysisPlanPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11351,9 +11407,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11364,30 +11422,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareCheckOrderSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11407,9 +11459,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11418,30 +11472,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareCheckOrderPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11460,9 +11508,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11473,30 +11523,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareHoldSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11516,9 +11560,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11527,30 +11573,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareHoldPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11569,9 +11609,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11582,30 +11624,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareNoteSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11625,9 +11661,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11636,30 +11674,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareNotePagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11678,9 +11710,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11691,30 +11725,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareTransferSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11734,9 +11762,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11745,30 +11775,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareTransferPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11787,9 +11811,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11800,30 +11826,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareNameSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11843,9 +11863,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11854,30 +11876,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareNamePagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11896,9 +11912,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11909,30 +11927,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareTrackingSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11952,9 +11964,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11963,30 +11977,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareTrackingPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12005,9 +12013,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12018,30 +12028,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateral: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12056,9 +12060,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12067,30 +12073,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12106,9 +12106,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12117,30 +12119,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralSelectFieldsFilterChildren: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12157,9 +12153,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12168,30 +12166,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralCollHold: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12207,9 +12199,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12218,30 +12212,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralCollHoldSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12258,9 +12246,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12269,30 +12259,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralCollHoldPagedList: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12308,9 +12292,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12321,30 +12307,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralCollHoldListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12360,9 +12340,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12374,30 +12356,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_searchCollateralCollHoldSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12417,9 +12393,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12431,30 +12409,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralCollHoldPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12471,9 +12443,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12484,30 +12458,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_searchCollateralCollHoldPagedSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12526,9 +12494,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12539,30 +12509,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocument: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12578,9 +12542,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12589,30 +12555,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12629,9 +12589,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12640,30 +12602,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentSelectFieldsFilterChildren: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12681,9 +12637,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12692,30 +12650,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentPagedList: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12731,9 +12683,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12744,30 +12698,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12783,9 +12731,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12797,30 +12747,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_searchCollateralDocumentSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12841,9 +12785,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12855,30 +12801,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12895,9 +12835,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12908,30 +12850,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_searchCollateralDocumentPagedSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12950,9 +12886,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12963,30 +12901,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentTracking: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13003,9 +12935,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13014,30 +12948,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentTrackingSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13055,9 +12983,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13066,30 +12996,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentTrackingListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13106,9 +13030,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13120,30 +13046,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_searchCollateralDocumentTrackingSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13164,9 +13084,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13178,30 +13100,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentTrackingPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13219,9 +13135,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13232,30 +13150,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_searchCollateralDocumentTrackingPagedSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13275,9 +13187,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13288,30 +13202,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralFmHistoryPagedList: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13327,9 +13235,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13340,30 +13250,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralFmHistoryListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13379,9 +13283,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13393,30 +13299,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_searchCollateralFmHistorySelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13446,9 +13346,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13460,30 +13362,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralFmHistoryPagedListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13500,9 +13396,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13513,30 +13411,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_searchCollateralFmHistoryPagedSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13565,9 +13457,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13578,30 +13472,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralTracking: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13617,9 +13505,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13628,30 +13518,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralTrackingSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13668,9 +13552,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13679,30 +13565,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralTrackingPagedList: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13718,9 +13598,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13731,30 +13613,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralTrackingListSelectFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13770,9 +13646,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The records read, with the fields selected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13784,30 +13662,24 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     logon: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13820,9 +13692,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Start a session with UserNumberCredentials; returns the TokenId for TokenCredentials */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13833,30 +13707,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
     logoff: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13869,9 +13736,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description End the session of the TokenCredentials given */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13880,24 +13749,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description RFC 9457 problem details with a stable `code` */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Problem"];
-                };
-            };
+            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["problem-403-FORBIDDEN"];
+            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["problem-429-RATE_LIMITED"];
+            500: components["responses"]["problem-500-INTERNAL"];
+            503: components["responses"]["problem-503-UNAVAILABLE"];
         };
     };
 }
