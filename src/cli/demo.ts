@@ -1,7 +1,8 @@
 /**
  * First start of the embedded database: seed the deterministic demo dataset, create a demo API token
  * and an administrative password, and write both to `<data dir>/demo-credentials.json` (mode 0600). In
- * gateway mode the records and the passwords are the core's: only the demo API token is created.
+ * gateway mode the records and the passwords are the core's: only the demo API token is created. A store
+ * that holds records already (imported before the first start) is left as it is.
  */
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +13,8 @@ import { seedMemberSecrets } from '../seed/member-secrets.js';
 import { createProgress } from '../seed/progress.js';
 import { generatePassword, hashPassword } from '../crypto/passwords.js';
 import { SCOPES } from '../contract/scopes.js';
-import { settings, SETTING, tokens } from '../store/access.js';
+import { demoDataset, settings, SETTING, tokens } from '../store/access.js';
+import { storeHoldsRecords } from '../store/record-transfer.js';
 
 export interface DemoCredentials {
   readonly apiToken: string;
@@ -47,6 +49,8 @@ export async function bootstrapDemo(runtime: Runtime, config: Config): Promise<b
     return true;
   }
   if (await settings.get(db, SETTING.demoSeeded)) return false;
+  // Records put there before the first start (coregate import) are kept: the demo goes into an empty store only.
+  if (await storeHoldsRecords(db)) return false;
   const progress = createProgress('Seeding demo data', DEFAULT_DEMO_ACCOUNTS);
   await seedDatabase(runtime.database, runtime.secrets, {
     accounts: DEFAULT_DEMO_ACCOUNTS,
@@ -59,6 +63,7 @@ export async function bootstrapDemo(runtime: Runtime, config: Config): Promise<b
   await settings.set(db, SETTING.adminPasswordHash, await hashPassword(adminPassword));
   const { token } = await tokens.create(db, `demo-${Date.now()}`, SCOPES);
   writeDemoCredentials(config, { apiToken: token, adminPassword });
+  await demoDataset.set(db, { seed: DEFAULT_SEED, accounts: DEFAULT_DEMO_ACCOUNTS });
   await settings.set(db, SETTING.demoSeeded, new Date().toISOString());
   return true;
 }

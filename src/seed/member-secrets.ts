@@ -15,13 +15,31 @@ export function demoMemberSecret(accountNumber: string): { homeBankingPassword: 
   return { homeBankingPassword: `demo-${accountNumber}`, audioAccessCode: accountNumber.slice(-4) };
 }
 
+/** A member's secrets as stored: scrypt hashes. */
+export interface HashedMemberSecret {
+  readonly accountNumber: string;
+  readonly homeBankingPasswordHash: string;
+  readonly audioAccessCodeHash: string;
+}
+
+/** The demo secrets of a dataset of `accounts`, hashed (at once: scrypt runs on the thread pool). */
+export async function demoMemberSecretHashes(accounts: number): Promise<HashedMemberSecret[]> {
+  const count = Math.min(accounts, DEMO_MEMBER_ACCOUNTS);
+  return Promise.all(
+    Array.from({ length: count }, async (_, position) => {
+      const accountNumber = accountNumberOf(position + 1);
+      const secret = demoMemberSecret(accountNumber);
+      const [homeBankingPasswordHash, audioAccessCodeHash] = await Promise.all([
+        hashPassword(secret.homeBankingPassword),
+        hashPassword(secret.audioAccessCode),
+      ]);
+      return { accountNumber, homeBankingPasswordHash, audioAccessCodeHash };
+    }),
+  );
+}
+
 export async function seedMemberSecrets(db: Db, accounts: number): Promise<void> {
-  for (let index = 1; index <= Math.min(accounts, DEMO_MEMBER_ACCOUNTS); index += 1) {
-    const accountNumber = accountNumberOf(index);
-    const secret = demoMemberSecret(accountNumber);
-    await memberSecrets.set(db, accountNumber, {
-      homeBankingPasswordHash: await hashPassword(secret.homeBankingPassword),
-      audioAccessCodeHash: await hashPassword(secret.audioAccessCode),
-    });
+  for (const { accountNumber, ...hashes } of await demoMemberSecretHashes(accounts)) {
+    await memberSecrets.set(db, accountNumber, hashes);
   }
 }

@@ -141,7 +141,36 @@ export const settings = {
 export const SETTING = {
   adminPasswordHash: 'admin_password_hash',
   demoSeeded: 'demo_seeded',
+  demoDataset: 'demo_dataset',
 } as const;
+
+/** The generated demo dataset a store holds: accounts 1..`accounts` of generator seed `seed`. */
+export interface DemoDataset {
+  readonly seed: number;
+  readonly accounts: number;
+}
+
+/**
+ * Which demo dataset the store was seeded with (or imported from a demo store), so that `coregate reset`
+ * and `POST /admin/reset` know what to go back to; none for a store of other records.
+ */
+export const demoDataset = {
+  async get(db: Db): Promise<DemoDataset | undefined> {
+    const value = await settings.get(db, SETTING.demoDataset);
+    if (value === undefined) return undefined;
+    const { seed, accounts } = JSON.parse(value) as DemoDataset;
+    return { seed, accounts };
+  },
+
+  /** Records the dataset, or forgets it (`undefined`: the store holds other records now). */
+  async set(db: Db, dataset: DemoDataset | undefined): Promise<void> {
+    if (dataset) {
+      await settings.set(db, SETTING.demoDataset, JSON.stringify({ seed: dataset.seed, accounts: dataset.accounts }));
+    } else {
+      await fixedTables(db).deleteFrom('coregate_setting').where('key', '=', SETTING.demoDataset).execute();
+    }
+  },
+};
 
 export interface Session {
   readonly userNumber: number;
