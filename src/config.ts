@@ -19,6 +19,11 @@ export interface Config {
   readonly logFormat: 'json' | 'pretty';
   /** Who may read `/metrics`: whoever reaches the port (`open`, like `/health`), a live API token (`token`), nobody (`off`). */
   readonly metrics: 'open' | 'token' | 'off';
+  /**
+   * The sandbox's fault injection (off by default): a call's `X-Coregate-Fault` header forces a problem, a
+   * delay or a dropped connection; while off, a call carrying the header is refused (403).
+   */
+  readonly sandboxFaults: boolean;
   /** Maximum request body in bytes (spec: request size limit "not shown"; DESIGN: 413 above it). */
   readonly bodyLimit: number;
   /** Maximum entries of a list response before hasReachedMaximumListSize (DESIGN: default 1000). */
@@ -133,6 +138,15 @@ function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boole
   return raw === 'true';
 }
 
+/** `on`/`off` (or `true`/`false`, as the other switches take them). */
+function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'on' || raw === 'true') return true;
+  if (raw === 'off' || raw === 'false') return false;
+  throw new Error(`${name} must be on or off, got "${raw}"`);
+}
+
 /**
  * A PostgreSQL connection URL; anything else stops the start naming the variable. The value is not quoted
  * back: it may hold a password.
@@ -225,6 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'], 'json'),
     metrics: oneOf(env, 'COREGATE_METRICS', ['open', 'token', 'off'], 'open'),
+    sandboxFaults: onOff(env, 'COREGATE_SANDBOX_FAULTS', false),
     bodyLimit: integer(env, 'COREGATE_BODY_LIMIT', 256 * 1024, 1024, 64 * 1024 * 1024),
     listMaximum: integer(env, 'COREGATE_LIST_MAXIMUM', 1000, 1, 100_000),
     pageMaximum: integer(env, 'COREGATE_PAGE_MAXIMUM', 1000, 1, 100_000),

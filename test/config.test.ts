@@ -78,7 +78,7 @@ describe('COREGATE_CREDENTIALS_<SERVICE>', () => {
   });
 });
 
-describe('settings of the log, the metrics and the database, checked before anything starts', () => {
+describe('settings of the log, the metrics, the sandbox and the database, checked before anything starts', () => {
   test('LOG_LEVEL is one of pino’s levels; anything else is one line naming the variable', () => {
     assert.equal(loadConfig({}).logLevel, 'info');
     assert.equal(loadConfig({ LOG_LEVEL: 'debug' }).logLevel, 'debug');
@@ -100,6 +100,16 @@ describe('settings of the log, the metrics and the database, checked before anyt
     assert.equal(loadConfig({ COREGATE_METRICS: 'token' }).metrics, 'token');
     assert.throws(() => loadConfig({ COREGATE_METRICS: 'public' }), {
       message: 'COREGATE_METRICS must be one of open, token, off, got "public"',
+    });
+  });
+
+  test('COREGATE_SANDBOX_FAULTS is off unless turned on', () => {
+    assert.equal(loadConfig({}).sandboxFaults, false);
+    assert.equal(loadConfig({ COREGATE_SANDBOX_FAULTS: 'on' }).sandboxFaults, true);
+    assert.equal(loadConfig({ COREGATE_SANDBOX_FAULTS: 'true' }).sandboxFaults, true);
+    assert.equal(loadConfig({ COREGATE_SANDBOX_FAULTS: 'off' }).sandboxFaults, false);
+    assert.throws(() => loadConfig({ COREGATE_SANDBOX_FAULTS: 'yes' }), {
+      message: 'COREGATE_SANDBOX_FAULTS must be on or off, got "yes"',
     });
   });
 

@@ -25,6 +25,7 @@ export type ProblemCode =
   | 'CORE_ERROR'
   | 'CORE_CREDENTIALS_REJECTED'
   | 'STORE_ONLY'
+  | 'SANDBOX_FAULTS_DISABLED'
   | 'INTERNAL';
 
 export interface PropertyError {
@@ -54,6 +55,7 @@ const TITLES: Record<ProblemCode, string> = {
   CORE_ERROR: 'The core refused the call',
   CORE_CREDENTIALS_REJECTED: 'The core rejected the credentials',
   STORE_ONLY: 'Not available in gateway mode',
+  SANDBOX_FAULTS_DISABLED: 'Sandbox fault injection is off',
   INTERNAL: 'Internal error',
 };
 

@@ -239,6 +239,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     authenticator,
     limiter,
     onRateLimited: (limit) => metrics.rateLimited(limit),
+    // A call the sandbox dropped has no response, hence no onResponse: it ends here.
+    sandboxFaults: { enabled: config.sandboxFaults, onDropped: requestEnded },
   });
   registerOperationRoutes(app, { operations: OPERATIONS, authenticator, pipeline, syms: core.syms });
   registerSoapRoutes(app, { config, codec, authenticator, pipeline });

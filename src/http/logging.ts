@@ -49,6 +49,7 @@ export function logRequest(request: FastifyRequest, reply: FastifyReply): void {
       status: reply.statusCode,
       durationMs: Math.round(reply.elapsedTime * 10) / 10,
       code: request.problemCode,
+      fault: request.sandboxFault,
     },
     'request',
   );

@@ -3,7 +3,8 @@
  * SymXchange SOAP face): bearer identity (401) and rate limits (429) before the body is read, then the
  * scope (403), the body schema (400), the body credentials (403) and member confinement (403), then the
  * answer (a write in one transaction with its `Idempotency-Key`). Every call to an operation is written to
- * the audit trail with its outcome, denied ones included (the `onResponse` hook of `app.ts`).
+ * the audit trail with its outcome, denied ones included (the `onResponse` hook of `app.ts`). In a sandbox,
+ * the call's `X-Coregate-Fault` header replaces the answer (sandbox-faults.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type TSchema } from 'typebox';
@@ -20,6 +21,7 @@ import { AuditLog, type AuditEvent } from '../store/audit.js';
 import type { Db } from '../store/database.js';
 import { propertyErrors, type AjvError } from './error-handler.js';
 import type { RateLimit } from './metrics.js';
+import { applySandboxFault, type SandboxFaultOptions } from './sandbox-faults.js';
 import { runWrite } from './writes.js';
 
 declare module 'fastify' {
@@ -54,6 +56,8 @@ export interface OperationPipelineOptions {
   readonly limiter: RateLimiter;
   /** Told of each call a rate limit refuses, for the metrics. */
   readonly onRateLimited?: (limit: RateLimit) => void;
+  /** The sandbox's fault injection: on or off, and who records a call whose connection it dropped. */
+  readonly sandboxFaults: SandboxFaultOptions;
 }
 
 const MINUTE = 60;
@@ -165,7 +169,8 @@ export class OperationPipeline {
   /**
    * Credentials, confinement and the core's answer of a validated body. In gateway mode the core verifies
    * the credentials; coregate checks what it can before the call (their shape, the kinds accepted, one
-   * kind, and the account an AccountNumberCredentials names).
+   * kind, and the account an AccountNumberCredentials names). Resolves to nothing when the sandbox dropped
+   * the connection (the reply is then hijacked: nothing may be sent).
    */
   async answer(
     request: FastifyRequest,
@@ -188,6 +193,8 @@ export class OperationPipeline {
     if (caller.memberAccount !== undefined && account !== caller.memberAccount) {
       throw forbidden('These credentials do not reach that account');
     }
+    // A forced fault replaces the answer of an admitted, valid call, before anything is written or asked of a core.
+    if (await applySandboxFault(request, reply, this.options.sandboxFaults)) return undefined;
     const context = { db, secrets, config, caller };
     const call: CoreCall = { requestId: request.id, sym: request.sym ?? DEFAULT_SYM };
     const fromCore = async (operationContext: OperationContext) => {

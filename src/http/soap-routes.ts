@@ -137,6 +137,8 @@ export function registerSoapRoutes(app: FastifyInstance, options: SoapRoutesOpti
         await pipeline.admit(request, reply, operation);
         pipeline.validate(request, operation, decoded.body);
         const result = await pipeline.answer(request, reply, operation, decoded.body as RequestBody<never>);
+        // The sandbox dropped the connection (X-Coregate-Fault: drop): there is no one to answer.
+        if (reply.sent) return reply;
         return reply
           .type(SOAP_CONTENT_TYPE)
           .send(codec.encodeResponse(operation, result as Record<string, unknown>, decoded.messageId));

@@ -1,0 +1,60 @@
+/**
+ * The sandbox's fault injection at the edges (the header and its grammar: contract/sandbox-faults.ts). A
+ * call's `X-Coregate-Fault` is honoured where its answer would be made: after the token, rate limits, scope,
+ * body and credentials (so the call is authenticated, counted and audited as any other), before the core is
+ * asked. A forced problem is thrown like a real one, so each edge answers it its own way (problem+json on
+ * the JSON API, a SOAP Fault on the SymXchange face).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  DROPPED_STATUS,
+  parseSandboxFault,
+  sandboxFaultsDisabled,
+  SANDBOX_FAULT_HEADER,
+} from '../contract/sandbox-faults.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The `X-Coregate-Fault` header the call carried, for the log. */
+    sandboxFault?: string;
+  }
+}
+
+export interface SandboxFaultOptions {
+  /** `COREGATE_SANDBOX_FAULTS`: while off, a call carrying the header is refused (403). */
+  readonly enabled: boolean;
+  /** A dropped call gets no response, so no `onResponse` hook runs: this is told instead, to audit, count and log it. */
+  readonly onDropped: (request: FastifyRequest, reply: FastifyReply) => void;
+}
+
+const HEADER = SANDBOX_FAULT_HEADER.toLowerCase();
+/** The most of the header's value the log keeps. */
+const LOGGED_LENGTH = 200;
+
+/**
+ * Forces the fault the call's header asks for: waits its delay, then throws its problem or drops the
+ * connection (and returns true); without a header, or with a delay alone, the call goes on (false).
+ * @example if (await applySandboxFault(request, reply, options)) return; // dropped: nothing to answer
+ */
+export async function applySandboxFault(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: SandboxFaultOptions,
+): Promise<boolean> {
+  const header = request.headers[HEADER];
+  if (header === undefined) return false;
+  const value = Array.isArray(header) ? header.join(';') : header;
+  request.sandboxFault = value.slice(0, LOGGED_LENGTH);
+  if (!options.enabled) throw sandboxFaultsDisabled();
+  const fault = parseSandboxFault(value);
+  if (fault.delayMs > 0) await sleep(fault.delayMs);
+  if (fault.problem) throw fault.problem;
+  if (!fault.drop) return false;
+  reply.code(DROPPED_STATUS);
+  reply.hijack();
+  // Closes the connection (the socket) without a byte of an answer, as a core that dies mid-call does.
+  reply.raw.destroy();
+  options.onDropped(request, reply);
+  return true;
+}
