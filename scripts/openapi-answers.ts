@@ -18,7 +18,7 @@ import { answerKey, EXAMPLE_USER_NUMBER, PLACEHOLDER } from '../src/http/openapi
 import { OPERATIONS } from '../src/operations/index.js';
 import { operationPath, type AnyOperation } from '../src/operations/types.js';
 import { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED, seedDatabase } from '../src/seed/load.js';
-import { settings, SETTING, tokens, users } from '../src/store/access.js';
+import { demoDataset, settings, SETTING, tokens, users } from '../src/store/access.js';
 import { openDatabase, type Database } from '../src/store/database.js';
 import { migrate } from '../src/store/migrations.js';
 
@@ -39,6 +39,7 @@ export async function seedDemo(database: Database, secrets: Secrets): Promise<De
   const adminPassword = `demo-${randomBytes(6).toString('hex')}`;
   await settings.set(database.db, SETTING.adminPasswordHash, await hashPassword(adminPassword));
   await settings.set(database.db, SETTING.demoSeeded, new Date().toISOString());
+  await demoDataset.set(database.db, { seed: DEFAULT_SEED, accounts: DEFAULT_DEMO_ACCOUNTS });
   const { token } = await tokens.create(database.db, 'demo', SCOPES);
   return { adminPassword, token };
 }

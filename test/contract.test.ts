@@ -13,6 +13,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { loadConfig, type Config } from '../src/config.js';
+import { SANDBOX_FAULT_HEADER, SANDBOX_FAULT_PROBLEMS } from '../src/contract/sandbox-faults.js';
 import { SCOPES, type Scope } from '../src/contract/scopes.js';
 import { secretsFromMaster } from '../src/crypto/secrets.js';
 import { demoPassword } from '../src/http/api-reference.js';
@@ -22,7 +23,7 @@ import { OPERATIONS } from '../src/operations/index.js';
 import { operationPath, type AnyOperation } from '../src/operations/types.js';
 import { demoExamples } from '../src/seed/examples.js';
 import { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED } from '../src/seed/load.js';
-import { settings, SETTING, tokens } from '../src/store/access.js';
+import { demoDataset, tokens } from '../src/store/access.js';
 import type { Database } from '../src/store/database.js';
 import {
   documentedRequest,
@@ -259,6 +260,16 @@ for (const backend of BACKENDS) {
       }
     });
 
+    test('a sandbox fault header, while fault injection is off, is the documented 403', async () => {
+      // The session examples hold placeholders: their credentials fail before the header is looked at.
+      for (const operation of OPERATIONS.filter((op) => op.service !== 'usermanagement')) {
+        const answer = await call(operation, requestOf(operation), { [SANDBOX_FAULT_HEADER]: 'drop' });
+        assert.equal(answer.statusCode, 403, answerKey(operation));
+        assert.equal(answer.json().code, 'SANDBOX_FAULTS_DISABLED');
+        contract.assertDocumented(operation, answer);
+      }
+    });
+
     test('a bad query or paging token is the documented 400 of the operations that take them', async () => {
       let checked = 0;
       for (const operation of OPERATIONS) {
@@ -339,6 +350,7 @@ describe('the OpenAPI document itself', () => {
       assert.deepEqual(documented.security, [{ bearerAuth: scopes }], answerKey(operation));
       const parameters = documented.parameters.map((parameter: Json) => contract.resolve(parameter).name);
       assert.ok(parameters.includes('X-Request-Id'));
+      assert.ok(parameters.includes(SANDBOX_FAULT_HEADER));
       assert.equal(parameters.includes('Idempotency-Key'), operation.writes === true, answerKey(operation));
       const success = contract.response(operation, 200)!;
       assert.notEqual(success.description, 'Default Response');
@@ -380,6 +392,36 @@ describe('the OpenAPI document itself', () => {
   });
 });
 
+describe('the OpenAPI document of a sandbox with fault injection on', () => {
+  let h: Harness;
+  let contract: Contract;
+  before(async () => {
+    h = await createHarness({ name: 'pglite' }, { sandboxFaults: true });
+    contract = await documentOf(h.app);
+  });
+  after(() => h.close());
+
+  test('every problem the fault header can force is documented on every operation, and answered as documented', async () => {
+    const sessions = new Set(OPERATIONS.filter((operation) => operation.service === 'usermanagement'));
+    for (const operation of OPERATIONS.filter((op) => !sessions.has(op))) {
+      const { Credentials: _placeholder, ...request } = documentedRequest(contract.document as never, operation)!;
+      for (const [code, statuses] of Object.entries(SANDBOX_FAULT_PROBLEMS)) {
+        for (const status of statuses) {
+          assert.ok(
+            contract.codes(operation, status).includes(code),
+            `${answerKey(operation)} documents ${status} ${code}`,
+          );
+          const answer = await h.call(operationPath(operation), request, {
+            [SANDBOX_FAULT_HEADER]: `status=${status}; code=${code}`,
+          });
+          assert.equal(answer.statusCode, status, `${answerKey(operation)}: ${answer.body}`);
+          contract.assertDocumented(operation, answer);
+        }
+      }
+    }
+  });
+});
+
 describe('the demo password the examples may show', () => {
   let h: Harness;
   let authenticator: Authenticator;
@@ -393,13 +435,19 @@ describe('the demo password the examples may show', () => {
     assert.equal(await demoPassword(h.database.db, authenticator, ADMIN_PASSWORD), undefined);
   });
 
+  test('is none once the demo store was given other records (an import forgets the demo)', async () => {
+    await demoDataset.set(h.database.db, { seed: DEFAULT_SEED, accounts: DEFAULT_DEMO_ACCOUNTS });
+    await demoDataset.set(h.database.db, undefined);
+    assert.equal(await demoPassword(h.database.db, authenticator, ADMIN_PASSWORD), undefined);
+  });
+
   test('is none on the demo dataset when it is not the administrative password (an operator set their own)', async () => {
-    await settings.set(h.database.db, SETTING.demoSeeded, new Date().toISOString());
+    await demoDataset.set(h.database.db, { seed: DEFAULT_SEED, accounts: DEFAULT_DEMO_ACCOUNTS });
     assert.equal(await demoPassword(h.database.db, authenticator, 'the-first-password'), undefined);
   });
 
   test('is the password on the demo dataset whose administrative password it is', async () => {
-    await settings.set(h.database.db, SETTING.demoSeeded, new Date().toISOString());
+    await demoDataset.set(h.database.db, { seed: DEFAULT_SEED, accounts: DEFAULT_DEMO_ACCOUNTS });
     assert.equal(await demoPassword(h.database.db, authenticator, ADMIN_PASSWORD), ADMIN_PASSWORD);
   });
 });

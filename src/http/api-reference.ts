@@ -7,7 +7,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Authenticator } from '../security/authenticator.js';
-import { settings as storedSettings, SETTING } from '../store/access.js';
+import { demoDataset } from '../store/access.js';
 import type { Db } from '../store/database.js';
 import { openApiOptions, type OpenApiSettings } from './openapi.js';
 
@@ -57,9 +57,10 @@ const THEME_CSS =
   '.swagger-ui .topbar { background-color: #16382a; } .swagger-ui .topbar .download-url-wrapper .select-label { color: #cfd8d3; }';
 
 /**
- * The demo dataset's administrative password when it may be shown: the database is the demo dataset (the
- * demo set-up marked it) and the password is still its administrative password (an operator who set
- * their own never sees it, nor anyone else).
+ * The demo dataset's administrative password when it may be shown: the database holds a demo dataset (the
+ * demo set-up, `coregate seed` and `coregate reset` mark it; an import of other records forgets it) and the
+ * password is still its administrative password (an operator who set their own never sees it, nor anyone
+ * else).
  */
 export async function demoPassword(
   db: Db,
@@ -67,7 +68,7 @@ export async function demoPassword(
   candidate: string | undefined,
 ): Promise<string | undefined> {
   if (candidate === undefined) return undefined;
-  if (!(await storedSettings.get(db, SETTING.demoSeeded))) return undefined;
+  if (!(await demoDataset.get(db))) return undefined;
   return (await authenticator.isAdminPassword(candidate)) ? candidate : undefined;
 }
 

@@ -197,6 +197,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     problems: {
       gateway: (options.core?.kind ?? config.core) === 'symxchange',
       carriedByCore: (operation) => codec.mapping.carries(operation),
+      sandboxFaults: config.sandboxFaults,
     },
     demoAdminPassword: options.demoAdminPassword,
   });

@@ -7,6 +7,7 @@
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { CredentialKind } from '../contract/envelope.js';
 import type { ProblemCode } from '../contract/problems.js';
+import { SANDBOX_FAULT_HEADER, SANDBOX_FAULT_PROBLEMS } from '../contract/sandbox-faults.js';
 import { SCOPES } from '../contract/scopes.js';
 import { operationPath, type AnyOperation, type Service } from '../operations/types.js';
 import {
@@ -87,6 +88,18 @@ const PARAMETERS = {
     description: 'Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log.',
     schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$' },
   },
+  SandboxFault: {
+    name: SANDBOX_FAULT_HEADER,
+    in: 'header',
+    required: false,
+    description:
+      'Sandbox fault injection, for testing a client against every documented failure: `status=503; ' +
+      'code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds ' +
+      'first, `drop` closes the connection without an answer. Only when the server runs with ' +
+      '`COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: ' +
+      `${Object.keys(SANDBOX_FAULT_PROBLEMS).join(', ')}.`,
+    schema: { type: 'string', examples: ['status=503; code=CORE_UNAVAILABLE', 'delay=1500', 'drop'] },
+  },
   IdempotencyKey: {
     name: 'Idempotency-Key',
     in: 'header',
@@ -102,7 +115,8 @@ const PARAMETERS = {
 const STATUS_DESCRIPTIONS: Readonly<Record<number, string>> = {
   400: 'The request is not valid: its body, a query or a paging token (`errors` names each property at fault)',
   401: 'No valid bearer token',
-  403: "The token lacks the operation's scope, or the body credentials do not allow the call",
+  403: "The token lacks the operation's scope, the body credentials do not allow the call, or a fault header is refused",
+  408: "A request deadline (forced by the sandbox's fault header)",
   404: 'No record with the key the request names',
   413: 'The body is larger than the limit',
   415: 'The body is not `application/json`',
@@ -232,6 +246,7 @@ function completeOperations(document: OpenApiDocument, settings: OpenApiSettings
     documented.parameters = [
       { $ref: '#/components/parameters/RequestId' },
       ...(operation.writes ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+      { $ref: '#/components/parameters/SandboxFault' },
     ];
     const sessions = accepted.includes('AdministrativeCredentials')
       ? ''

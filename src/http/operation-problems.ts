@@ -4,6 +4,7 @@
  * test/contract.test.ts holds the server to them.
  */
 import type { ProblemCode } from '../contract/problems.js';
+import { SANDBOX_FAULT_PROBLEMS, SANDBOX_FAULT_REFUSALS } from '../contract/sandbox-faults.js';
 import type { AnyOperation } from '../operations/types.js';
 
 export interface ProblemsOptions {
@@ -11,6 +12,8 @@ export interface ProblemsOptions {
   readonly gateway: boolean;
   /** Whether the core carries the operation (gateway mode); coregate's own session calls it does not. */
   readonly carriedByCore: (operation: AnyOperation) => boolean;
+  /** `COREGATE_SANDBOX_FAULTS`: a call's `X-Coregate-Fault` header may force any problem it names. */
+  readonly sandboxFaults: boolean;
 }
 
 /** Request properties whose values the operation checks as a query or a paging token (400 with its own code). */
@@ -52,6 +55,14 @@ export function operationProblems(
   add(503, 'UNAVAILABLE');
   if (core) add(503, 'CORE_UNAVAILABLE');
   if (core) add(504, 'CORE_TIMEOUT');
+  // The sandbox's fault header (sandbox-faults.ts): refused while fault injection is off; on, it forces any of
+  // its problems on the call, the gateway's included.
+  if (options.sandboxFaults) {
+    for (const [code, statuses] of Object.entries(SANDBOX_FAULT_PROBLEMS))
+      for (const status of statuses) add(status, code as ProblemCode);
+  } else {
+    for (const { status, code } of SANDBOX_FAULT_REFUSALS) add(status, code);
+  }
   return new Map([...problems].sort(([a], [b]) => a - b));
 }
 
@@ -77,5 +88,7 @@ export const PROBLEM_EXAMPLE_DETAILS: Readonly<Partial<Record<ProblemCode, strin
   CORE_ERROR: 'The core refused the call: Invalid share type',
   CORE_CREDENTIALS_REJECTED: 'The core rejected the credentials: Invalid password',
   STORE_ONLY: "This is coregate's own session management: in gateway mode log on at the core",
+  SANDBOX_FAULTS_DISABLED:
+    'X-Coregate-Fault is refused: fault injection is off (COREGATE_SANDBOX_FAULTS=on turns it on in a sandbox)',
   INTERNAL: 'Something went wrong; quote request id 6f1c0b7e-2f7e-4a51-9a57-3c1d3f0e8b21 when reporting it',
 };
