@@ -8178,8 +8178,8 @@ export interface components {
                 };
             };
         };
-        /** @description The token lacks the operation's scope, or the body credentials do not allow the call */
-        "problem-403-FORBIDDEN": {
+        /** @description The token lacks the operation's scope, the body credentials do not allow the call, or a fault header is refused */
+        "problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8188,7 +8188,7 @@ export interface components {
             content: {
                 "application/problem+json": components["schemas"]["Problem"] & {
                     /** @enum {unknown} */
-                    code?: "FORBIDDEN";
+                    code?: "FORBIDDEN" | "SANDBOX_FAULTS_DISABLED";
                 };
             };
         };
@@ -8337,6 +8337,8 @@ export interface components {
     parameters: {
         /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
         RequestId: string;
+        /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+        SandboxFault: string;
         /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
         IdempotencyKey: string;
     };
@@ -8363,6 +8365,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -8396,7 +8400,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["problem-429-RATE_LIMITED"];
@@ -8410,6 +8414,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -8445,7 +8451,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["problem-429-RATE_LIMITED"];
@@ -8459,6 +8465,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -8492,7 +8500,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["problem-429-RATE_LIMITED"];
@@ -8506,6 +8514,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -8550,7 +8560,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["problem-429-RATE_LIMITED"];
@@ -8564,6 +8574,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -8609,7 +8621,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["problem-429-RATE_LIMITED"];
@@ -8623,6 +8635,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -8656,7 +8670,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["problem-429-RATE_LIMITED"];
@@ -8670,6 +8684,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -8701,7 +8717,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["problem-429-RATE_LIMITED"];
@@ -8715,6 +8731,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -8750,7 +8768,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -8767,6 +8785,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -8811,7 +8831,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -8829,6 +8849,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -8875,7 +8897,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -8893,6 +8915,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -8939,7 +8963,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -8957,6 +8981,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -9003,7 +9029,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -9021,6 +9047,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -9067,7 +9095,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -9085,6 +9113,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -9131,7 +9161,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -9149,6 +9179,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -9195,7 +9227,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -9213,6 +9245,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -9259,7 +9293,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -9277,6 +9311,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -9330,7 +9366,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -9348,6 +9384,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -9401,7 +9439,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -9419,6 +9457,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -9461,7 +9501,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -9479,6 +9519,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -9523,7 +9565,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -9541,6 +9583,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -9585,7 +9629,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -9603,6 +9647,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -9647,7 +9693,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -9665,6 +9711,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -9709,7 +9757,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -9727,6 +9775,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -9771,7 +9821,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -9789,6 +9839,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -9833,7 +9885,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -9851,6 +9903,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -9895,7 +9949,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -9913,6 +9967,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -9956,7 +10012,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -9974,6 +10030,8 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10017,7 +10075,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10033,6 +10091,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10066,7 +10126,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10081,6 +10141,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10115,7 +10177,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10130,6 +10192,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10165,7 +10229,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10180,6 +10244,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10216,7 +10282,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10231,6 +10297,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10266,7 +10334,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10281,6 +10349,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10317,7 +10387,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10332,6 +10402,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10367,7 +10439,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10382,6 +10454,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10418,7 +10492,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10433,6 +10507,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10468,7 +10544,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10483,6 +10559,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10519,7 +10597,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10534,6 +10612,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10569,7 +10649,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10584,6 +10664,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10620,7 +10702,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10635,6 +10717,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10670,7 +10754,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10685,6 +10769,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10721,7 +10807,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10736,6 +10822,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10771,7 +10859,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10786,6 +10874,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10822,7 +10912,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10837,6 +10927,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10872,7 +10964,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10887,6 +10979,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10923,7 +11017,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10938,6 +11032,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -10973,7 +11069,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -10988,6 +11084,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11024,7 +11122,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11039,6 +11137,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11072,7 +11172,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11087,6 +11187,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11121,7 +11223,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11136,6 +11238,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11171,7 +11275,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11186,6 +11290,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11222,7 +11328,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11237,6 +11343,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11272,7 +11380,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11287,6 +11395,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11323,7 +11433,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11338,6 +11448,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11373,7 +11485,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11388,6 +11500,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11424,7 +11538,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11439,6 +11553,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11474,7 +11590,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11489,6 +11605,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11525,7 +11643,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11540,6 +11658,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11575,7 +11695,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11590,6 +11710,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11626,7 +11748,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11641,6 +11763,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11676,7 +11800,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11691,6 +11815,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11727,7 +11853,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11742,6 +11868,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11777,7 +11905,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11792,6 +11920,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11828,7 +11958,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11843,6 +11973,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11878,7 +12010,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11893,6 +12025,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11929,7 +12063,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11944,6 +12078,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -11979,7 +12115,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -11994,6 +12130,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12030,7 +12168,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12045,6 +12183,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12075,7 +12215,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12090,6 +12230,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12121,7 +12263,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12136,6 +12278,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12168,7 +12312,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12183,6 +12327,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12214,7 +12360,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12229,6 +12375,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12261,7 +12409,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12276,6 +12424,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12309,7 +12459,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12324,6 +12474,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12358,7 +12510,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12373,6 +12525,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12411,7 +12565,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12426,6 +12580,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12460,7 +12616,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12475,6 +12631,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12511,7 +12669,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12526,6 +12684,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12557,7 +12717,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12572,6 +12732,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12604,7 +12766,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12619,6 +12781,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12652,7 +12816,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12667,6 +12831,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12700,7 +12866,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12715,6 +12881,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12749,7 +12917,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12764,6 +12932,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12803,7 +12973,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12818,6 +12988,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12852,7 +13024,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12867,6 +13039,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12903,7 +13077,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12918,6 +13092,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12950,7 +13126,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -12965,6 +13141,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -12998,7 +13176,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -13013,6 +13191,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -13048,7 +13228,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -13063,6 +13243,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -13102,7 +13284,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -13117,6 +13299,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -13152,7 +13336,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -13167,6 +13351,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -13204,7 +13390,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -13219,6 +13405,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -13252,7 +13440,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -13267,6 +13455,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -13301,7 +13491,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -13316,6 +13506,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -13364,7 +13556,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -13379,6 +13571,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -13413,7 +13607,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -13428,6 +13622,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -13474,7 +13670,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -13489,6 +13685,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -13520,7 +13718,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -13535,6 +13733,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -13567,7 +13767,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -13582,6 +13782,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -13615,7 +13817,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -13630,6 +13832,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -13664,7 +13868,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
@@ -13679,6 +13883,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -13709,7 +13915,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["problem-429-RATE_LIMITED"];
@@ -13723,6 +13929,8 @@ export interface operations {
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sandbox fault injection, for testing a client against every documented failure: `status=503; code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds first, `drop` closes the connection without an answer. Only when the server runs with `COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: VALIDATION_FAILED, MALFORMED_JSON, INVALID_QUERY, INVALID_PAGING_TOKEN, UNAUTHENTICATED, FORBIDDEN, CORE_CREDENTIALS_REJECTED, RECORD_NOT_FOUND, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, INTERNAL, STORE_ONLY, CORE_ERROR, CORE_BAD_RESPONSE, UNAVAILABLE, CORE_UNAVAILABLE, CORE_TIMEOUT. */
+                "X-Coregate-Fault"?: components["parameters"]["SandboxFault"];
             };
             path?: never;
             cookie?: never;
@@ -13751,7 +13959,7 @@ export interface operations {
             };
             400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN"];
+            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
             413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["problem-429-RATE_LIMITED"];
