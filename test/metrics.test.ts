@@ -123,8 +123,16 @@ for (const backend of BACKENDS) {
     });
 
     test("the database's connections, callers waiting and queries running are gauges", async () => {
+      // At rest: once the app's own background work (the audit writer, the start's sweep of idempotency keys) is done.
       await h.app.audit.flush();
-      const idle = await metricsText(h);
+      let idle = await metricsText(h);
+      const atRest = (text: string) =>
+        sample(text, 'coregate_db_queries_in_flight') === 0 &&
+        sample(text, 'coregate_db_pool_connections', { state: 'busy' }) === 0;
+      for (let waited = 0; !atRest(idle) && waited < 5_000; waited += 50) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        idle = await metricsText(h);
+      }
       assert.equal(sample(idle, 'coregate_db_pool_max_connections'), backend.url ? 10 : 1);
       assert.equal(sample(idle, 'coregate_db_pool_waiting'), 0);
       assert.equal(sample(idle, 'coregate_db_queries_in_flight'), 0);
