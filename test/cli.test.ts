@@ -265,7 +265,20 @@ describe('coregate token and user commands', () => {
   });
 
   test('every command answers --help', () => {
-    for (const command of ['serve', 'migrate', 'seed', 'token', 'user', 'admin-password', 'member', 'audit', 'core']) {
+    for (const command of [
+      'serve',
+      'migrate',
+      'seed',
+      'token',
+      'user',
+      'admin-password',
+      'member',
+      'audit',
+      'export',
+      'import',
+      'reset',
+      'core',
+    ]) {
       const help = cli(dataDir, command, '--help');
       assert.equal(help.status, 0, command);
       assert.match(help.stdout, /^Usage: coregate/, command);

@@ -15,8 +15,8 @@ import {
   hashPassword,
   PASSWORD_MAX_LENGTH,
 } from '../crypto/passwords.js';
-import { SCOPES, type Scope } from '../contract/scopes.js';
-import { memberSecrets, settings, SETTING, tokens, users } from '../store/access.js';
+import { DEFAULT_SCOPES, SCOPES, type Scope } from '../contract/scopes.js';
+import { demoDataset, memberSecrets, settings, SETTING, tokens, users } from '../store/access.js';
 import { readAudit } from '../store/audit.js';
 import { integerOption, parseCommand, UsageError, type CommandSpec } from './args.js';
 
@@ -26,7 +26,7 @@ type Print = (line: string) => void;
  * Commands that change coregate's own records or passwords, which gateway mode does not read: they say so
  * instead of changing a store nobody asks.
  */
-function storeOnly(config: Config, command: string): void {
+export function storeOnly(config: Config, command: string): void {
   if (config.core === 'symxchange') {
     throw new Error(
       `${command} changes coregate's own store, which gateway mode (COREGATE_CORE=symxchange) does not read: the core holds the records and verifies the credentials`,
@@ -34,7 +34,7 @@ function storeOnly(config: Config, command: string): void {
   }
 }
 
-async function withRuntime<T>(config: Config, run: (runtime: Runtime) => Promise<T>): Promise<T> {
+export async function withRuntime<T>(config: Config, run: (runtime: Runtime) => Promise<T>): Promise<T> {
   const runtime = await openRuntime(config);
   try {
     return await run(runtime);
@@ -102,6 +102,7 @@ export async function seedCommand(argv: string[], config: Config, print: Print):
     print(`Seeded ${accounts} accounts (seed ${seed}) in ${seconds.toFixed(1)} s`);
     for (const [table, rows] of Object.entries(summary.rows)) print(`  ${table.padEnd(30)} ${rows}`);
     await settings.set(database.db, SETTING.demoSeeded, new Date().toISOString());
+    await demoDataset.set(database.db, { seed, accounts });
   });
 }
 
@@ -112,12 +113,12 @@ const TOKEN: CommandSpec = {
   list                                                    names, scopes and state
   revoke --name NAME
 
-Scopes: ${SCOPES.join(', ')} (default: all).`,
+Scopes: ${SCOPES.join(', ')} (default: all but admin).`,
   options: { name: { type: 'string' }, scopes: { type: 'string' }, 'expires-days': { type: 'string' } },
 };
 
 function parseScopes(raw: string | undefined): Scope[] {
-  if (raw === undefined) return [...SCOPES];
+  if (raw === undefined) return [...DEFAULT_SCOPES];
   const scopes = raw.split(',').map((s) => s.trim());
   const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length || scopes.length === 0) {

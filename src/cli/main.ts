@@ -15,6 +15,9 @@ Commands:
   admin-password   set the administrative password
   member           set a member's home banking password or audio access code
   audit            read the audit trail
+  export           write every record to an NDJSON file (protected values stay protected)
+  import           load an exported file in one transaction, checked against the catalog
+  reset            put the store back to its seeded demo dataset
   core check       gateway mode: reach each SymXchange core once (TLS identity, latency)
 
 Environment: PORT, HOST, DATABASE_URL, COREGATE_DATA_DIR, COREGATE_SECRET, REDIS_URL, LOG_LEVEL (see README).
@@ -33,6 +36,9 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   'admin-password': async () => (await commands()).adminPasswordCommand,
   member: async () => (await commands()).memberCommand,
   audit: async () => (await commands()).auditCommand,
+  export: async () => (await import('./data.js')).exportCommand,
+  import: async () => (await import('./data.js')).importCommand,
+  reset: async () => (await import('./data.js')).resetCommand,
   core: async () => (await import('./core-check.js')).coreCommand,
 };
 
