@@ -26,6 +26,7 @@ export type ProblemCode =
   | 'CORE_CREDENTIALS_REJECTED'
   | 'STORE_ONLY'
   | 'SANDBOX_FAULTS_DISABLED'
+  | 'NOT_A_DEMO_DATASET'
   | 'INTERNAL';
 
 export interface PropertyError {
@@ -56,6 +57,7 @@ const TITLES: Record<ProblemCode, string> = {
   CORE_CREDENTIALS_REJECTED: 'The core rejected the credentials',
   STORE_ONLY: 'Not available in gateway mode',
   SANDBOX_FAULTS_DISABLED: 'Sandbox fault injection is off',
+  NOT_A_DEMO_DATASET: 'The store does not hold a demo dataset',
   INTERNAL: 'Internal error',
 };
 

@@ -22,6 +22,7 @@ import type { Db } from '../store/database.js';
 import { errorHandler, sendProblem } from './error-handler.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { registerMaintenance } from './maintenance.js';
+import { registerAdminRoutes } from './admin-routes.js';
 import { withSafeErrorLogging } from './log-safety.js';
 import { logRequest } from './logging.js';
 import { registerMetricsRoute, ServiceMetrics } from './metrics.js';
@@ -259,6 +260,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         : undefined,
   });
   registerMetricsRoute(app, { metrics, config, authenticator });
+  registerAdminRoutes(app, { db, secrets, authenticator, core, audit });
   registerMaintenance(app, { db, config });
   return app;
 }

@@ -90,5 +90,6 @@ export const PROBLEM_EXAMPLE_DETAILS: Readonly<Partial<Record<ProblemCode, strin
   STORE_ONLY: "This is coregate's own session management: in gateway mode log on at the core",
   SANDBOX_FAULTS_DISABLED:
     'X-Coregate-Fault is refused: fault injection is off (COREGATE_SANDBOX_FAULTS=on turns it on in a sandbox)',
+  NOT_A_DEMO_DATASET: 'The store does not hold a seeded demo dataset, so there is nothing to reset it to',
   INTERNAL: 'Something went wrong; quote request id 6f1c0b7e-2f7e-4a51-9a57-3c1d3f0e8b21 when reporting it',
 };
