@@ -583,6 +583,9 @@ describe('rate limits', () => {
       config: first.config,
       limiter: secondLimiter,
     });
+    // Started before the count begins: a window of 10 a minute refills a slot every 6 s, which is less
+    // than the first request of an app that is not ready yet can take on a loaded machine.
+    await second.ready();
     try {
       const request = (app: typeof second) =>
         app.inject({
