@@ -402,11 +402,21 @@ describe('settings are checked before any work', () => {
     }
   });
 
-  test('coregate token without an action exits 2 with its usage', () => {
-    const run = cli(dataDir, 'token');
-    assert.equal(run.status, 2);
-    assert.match(run.stderr, /^coregate token needs an action: create, list or revoke\n\nUsage: coregate token/);
-  });
+  for (const [command, actions] of [
+    ['token', 'create, list or revoke'],
+    ['user', 'add or list'],
+    ['member', 'set-secret'],
+  ] as const) {
+    test(`coregate ${command} without an action exits 2 with its usage`, () => {
+      const run = cli(dataDir, command);
+      assert.equal(run.status, 2);
+      assert.equal(run.stdout, '');
+      assert.match(
+        run.stderr,
+        new RegExp(`^coregate ${command} needs an action: ${actions}\\n\\nUsage: coregate ${command}`),
+      );
+    });
+  }
 });
 
 describe('LOG_FORMAT=pretty', () => {

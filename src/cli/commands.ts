@@ -191,7 +191,8 @@ const USER: CommandSpec = {
 export async function userCommand(argv: string[], config: Config, print: Print): Promise<void> {
   const { values, flags, positionals } = parseCommand(USER, argv);
   const action = positionals[0];
-  if (flags.has('help') || !action) return print(USER.usage);
+  if (flags.has('help')) return print(USER.usage);
+  if (!action) throw new UsageError(`coregate user needs an action: add or list\n\n${USER.usage}`);
   storeOnly(config, 'user');
   await withRuntime(config, async ({ database: { db } }) => {
     if (action === 'list') {
@@ -245,7 +246,12 @@ AccountNumber, HomeBanking and Lookup credentials verify against.`,
 
 export async function memberCommand(argv: string[], config: Config, print: Print): Promise<void> {
   const { values, flags, positionals } = parseCommand(MEMBER, argv);
-  if (flags.has('help') || positionals[0] !== 'set-secret') return print(MEMBER.usage);
+  if (flags.has('help')) return print(MEMBER.usage);
+  if (positionals[0] === undefined)
+    throw new UsageError(`coregate member needs an action: set-secret\n\n${MEMBER.usage}`);
+  if (positionals[0] !== 'set-secret') {
+    throw new UsageError(`Unknown member action "${positionals[0]}"\n\n${MEMBER.usage}`);
+  }
   const account = values.account;
   if (!account || !/^[0-9]{10}$/.test(account)) throw new UsageError(`--account must be 10 digits\n\n${MEMBER.usage}`);
   const password = secretOption(values['home-banking-password'], 'home-banking-password', PASSWORD_MAX_LENGTH, MEMBER);

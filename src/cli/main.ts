@@ -20,7 +20,8 @@ Commands:
   reset            put the store back to its seeded demo dataset
   core check       gateway mode: reach each SymXchange core once (TLS identity, latency)
 
-Environment: PORT, HOST, DATABASE_URL, COREGATE_DATA_DIR, COREGATE_SECRET, REDIS_URL, LOG_LEVEL (see README).
+Environment: PORT, HOST, DATABASE_URL, COREGATE_DATA_DIR, COREGATE_SECRET, REDIS_URL, LOG_LEVEL, LOG_FORMAT,
+COREGATE_METRICS, COREGATE_SANDBOX_FAULTS, COREGATE_CORE and the other COREGATE_* settings (see README).
 Run "coregate <command> --help" for a command's options.`;
 
 type Command = (argv: string[], config: Config, print: (line: string) => void) => Promise<void>;
