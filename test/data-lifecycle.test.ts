@@ -363,7 +363,7 @@ for (const backend of BACKENDS) {
       }
     });
 
-    test('POST /admin/reset needs a token with the admin scope', async () => {
+    test('POST /admin/reset needs a token with the store:reset scope', async () => {
       const aShare = await firstRecord(h.database.db, share);
       assert.equal((await update(h, share, aShare, { Description: 'KEPT' })).statusCode, 200);
       const anonymous = await h.app.inject({ method: 'POST', url: '/admin/reset' });
@@ -372,7 +372,10 @@ for (const backend of BACKENDS) {
       const refused = await reset(h, await h.tokenWith(['findby', 'share:write']));
       assert.equal(refused.statusCode, 403);
       assert.match(String(refused.headers['content-type']), /^application\/problem\+json/);
-      assert.deepEqual([refused.json().code, refused.json().detail], ['FORBIDDEN', 'The token lacks the admin scope']);
+      assert.deepEqual(
+        [refused.json().code, refused.json().detail],
+        ['FORBIDDEN', 'The token lacks the store:reset scope'],
+      );
       assert.equal(await description(h.database.db, aShare), 'KEPT');
     });
 

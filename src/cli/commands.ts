@@ -113,7 +113,7 @@ const TOKEN: CommandSpec = {
   list                                                    names, scopes and state
   revoke --name NAME
 
-Scopes: ${SCOPES.join(', ')} (default: all but admin).`,
+Scopes: ${SCOPES.join(', ')} (default: all but store:reset).`,
   options: { name: { type: 'string' }, scopes: { type: 'string' }, 'expires-days': { type: 'string' } },
 };
 

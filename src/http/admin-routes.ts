@@ -61,7 +61,7 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOp
     },
     async (request) => {
       request.bearer = await authenticator.authenticateBearer(request.headers.authorization);
-      if (!request.bearer.scopes.includes('admin')) throw forbidden('The token lacks the admin scope');
+      if (!request.bearer.scopes.includes('store:reset')) throw forbidden('The token lacks the store:reset scope');
       if (core.kind !== 'store') {
         throw new Problem(
           501,
