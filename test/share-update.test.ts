@@ -98,6 +98,16 @@ for (const backend of BACKENDS) {
         headers,
       );
 
+    test('the share tables leave room on each page for updated versions of its rows (fill factor 80)', async () => {
+      const { rows } = await sql<{ table: string; options: string[] | null }>`select relname as table,
+          reloptions as options from pg_class where relname in (${sql.join(SHARE_UPDATE_RECORDS.map((r) => r.table))})
+          and relkind = 'r' and relnamespace = current_schema()::regnamespace order by relname`.execute(h.database.db);
+      assert.deepEqual(
+        rows.map((row) => [row.table, row.options]),
+        SHARE_UPDATE_RECORDS.map((r) => [r.table, ['fillfactor=80']]).sort(),
+      );
+    });
+
     for (const family of FAMILIES) {
       for (const record of SHARE_UPDATE_RECORDS) {
         test(`${family} ${operationName(record)}: a valid one-field update returns the success shape and is stored`, async () => {

@@ -48,7 +48,19 @@ export interface RecordDef {
   readonly fields: readonly FieldDef[];
   readonly children: readonly ChildList[];
   readonly indexes: readonly IndexDef[];
+  /**
+   * Percent of each table page filled by inserts (PostgreSQL's `fillfactor`); the rest is room for updated
+   * versions of its rows on the same page. Absent: PostgreSQL's default, 100.
+   */
+  readonly fillFactor?: number;
 }
+
+/**
+ * The fill factor of records updated in place (the share and its sub-records). A page filled by the bulk
+ * load with no room left sends the first update of each row to another page, with a new entry in every
+ * index of the table; with room left, the update stays on its page (a heap-only tuple) and touches no index.
+ */
+const UPDATED_IN_PLACE_FILL_FACTOR = 80;
 
 interface RecordInput {
   name: string;
@@ -60,6 +72,7 @@ interface RecordInput {
   fields: FieldDef[];
   children?: ChildList[];
   indexes?: IndexDef[];
+  fillFactor?: number;
 }
 
 function record(input: RecordInput): RecordDef {
@@ -327,6 +340,7 @@ function shareChild(name: ShareSubRecordName, table: string, fields: FieldDef[],
     positionColumn: 'locator',
     fields,
     indexes: [{ name: `${table}_share`, on: ['account_number', 'share_id', 'locator'] }, ...indexes],
+    fillFactor: UPDATED_IN_PLACE_FILL_FACTOR,
   });
 }
 
@@ -417,6 +431,7 @@ export const RECORDS: readonly RecordDef[] = [
     table: 'share',
     keyColumns: [accountKey],
     primaryKey: ['account_number', 'share_id'],
+    fillFactor: UPDATED_IN_PLACE_FILL_FACTOR,
     fields: coreRecordFields('Share', [
       str('Id', 4, { column: 'share_id', pattern: SHARE_ID_PATTERN, readOnly: true }),
       code('Type'),
@@ -486,6 +501,7 @@ export const RECORDS: readonly RecordDef[] = [
       ['FmLastDate', 'Id', 'IdType', 'Locator', 'RecordChangeDate'].includes(f.name) ? { ...f, families: ['P1'] } : f,
     ),
     indexes: [{ name: 'share_tracking_share', on: ['account_number', 'share_id', 'locator'] }],
+    fillFactor: UPDATED_IN_PLACE_FILL_FACTOR,
   }),
   record({
     name: 'AccountFmHistory',

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { recordDef } from '../catalog/index.js';
+import { recordDef, SHARE_RECORD_NAMES } from '../catalog/index.js';
 import { reconcileTableDdl, recordIndexDdl, schemaDdl } from './schema.js';
 import { fixedTables } from './tables.js';
 
@@ -70,6 +70,15 @@ export const MIGRATIONS: readonly Migration[] = [
       'alter table audit_event add column if not exists core_outcome varchar(40)',
       'alter table audit_event alter column collateral_number type varchar(64)',
     ],
+  },
+  {
+    // The share records leave room on each page for their rows' updated versions (RecordDef.fillFactor).
+    // Pages written before keep none until they are rewritten: `coregate seed --reset` or a VACUUM FULL.
+    id: '0006_share_fill_factor',
+    statements: () =>
+      SHARE_RECORD_NAMES.map(recordDef).map(
+        (record) => `alter table ${record.table} set (fillfactor = ${record.fillFactor})`,
+      ),
   },
 ];
 

@@ -197,7 +197,7 @@ create table share_name (
   ident_id_type jsonb,
   ident_id_verify_date jsonb,
   primary key (account_number, locator)
-);
+) with (fillfactor = 80);
 
 create index share_name_share_idx on share_name (account_number, share_id, locator);
 
@@ -411,7 +411,7 @@ create table share (
   xfr_ytd integer,
   year_end_balance numeric(15,2),
   primary key (account_number, share_id)
-);
+) with (fillfactor = 80);
 
 create table share_analysis (
   account_number varchar(10) not null,
@@ -425,7 +425,7 @@ create table share_analysis (
   statement_group integer,
   statement_prev_date date,
   primary key (account_number, locator)
-);
+) with (fillfactor = 80);
 
 create index share_analysis_share_idx on share_analysis (account_number, share_id, locator);
 
@@ -438,7 +438,7 @@ create table share_analysis_group (
   locator integer not null,
   record_change_date date,
   primary key (account_number, locator)
-);
+) with (fillfactor = 80);
 
 create index share_analysis_group_share_idx on share_analysis_group (account_number, share_id, locator);
 
@@ -471,7 +471,7 @@ create table share_analysis_plan (
   tier4_balance numeric(15,2),
   tier4_earn_rate numeric(10,3),
   primary key (account_number, locator)
-);
+) with (fillfactor = 80);
 
 create index share_analysis_plan_share_idx on share_analysis_plan (account_number, share_id, locator);
 
@@ -540,7 +540,7 @@ create table share_check_order (
   title_ink_color integer,
   user_id integer,
   primary key (account_number, locator)
-);
+) with (fillfactor = 80);
 
 create index share_check_order_share_idx on share_check_order (account_number, share_id, locator);
 
@@ -572,7 +572,7 @@ create table share_hold (
   transaction_type integer,
   type integer,
   primary key (account_number, locator)
-);
+) with (fillfactor = 80);
 
 create index share_hold_share_idx on share_hold (account_number, share_id, locator);
 
@@ -593,7 +593,7 @@ create table share_note (
   void_flag integer,
   voided_by integer,
   primary key (account_number, locator)
-);
+) with (fillfactor = 80);
 
 create index share_note_share_idx on share_note (account_number, share_id, locator);
 
@@ -627,7 +627,7 @@ create table share_transfer (
   sweep_minimum numeric(15,2),
   type integer,
   primary key (account_number, locator)
-);
+) with (fillfactor = 80);
 
 create index share_transfer_share_idx on share_transfer (account_number, share_id, locator);
 
@@ -766,7 +766,7 @@ create table share_tracking (
   user_rate19 numeric(10,3),
   user_rate20 numeric(10,3),
   primary key (account_number, locator)
-);
+) with (fillfactor = 80);
 
 create index share_tracking_share_idx on share_tracking (account_number, share_id, locator);
 

@@ -90,7 +90,8 @@ export function recordIndexDdl(record: RecordDef): Map<string, string> {
 /** CREATE TABLE and CREATE INDEX statements of one record type. */
 export function recordTableDdl(record: RecordDef): string[] {
   const body = [...columnDefinitions(record), `primary key (${record.primaryKey.join(', ')})`];
-  return [`create table ${record.table} (\n  ${body.join(',\n  ')}\n)`, ...recordIndexDdl(record).values()];
+  const storage = record.fillFactor === undefined ? '' : ` with (fillfactor = ${record.fillFactor})`;
+  return [`create table ${record.table} (\n  ${body.join(',\n  ')}\n)${storage}`, ...recordIndexDdl(record).values()];
 }
 
 const quoted = (text: string) => `'${text.replaceAll("'", "''")}'`;
