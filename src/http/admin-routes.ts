@@ -1,7 +1,7 @@
 /**
  * Administrative endpoints of a sandbox: `POST /admin/reset` puts a demo store's records back to the
  * seeded demo dataset while the server runs, so that a test suite can start each run from a clean
- * sandbox. It needs a bearer token with the `admin` scope; the token and every other credential stay.
+ * sandbox. It needs a bearer token with the `store:reset` scope; the token and every other credential stay.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
