@@ -102,33 +102,26 @@ export class ServiceMetrics {
         this.set({ state: 'idle' }, now.idle);
       },
     });
-    new Gauge({
-      name: 'coregate_db_pool_max_connections',
-      help: 'The most database connections the pool opens (COREGATE_DB_POOL; 1 for the embedded database)',
-      registers,
-      collect() {
-        const now = usage();
-        if (now) this.set(now.max);
-      },
-    });
-    new Gauge({
-      name: 'coregate_db_pool_waiting',
-      help: 'Calls waiting for a database connection',
-      registers,
-      collect() {
-        const now = usage();
-        if (now) this.set(now.waiting);
-      },
-    });
-    new Gauge({
-      name: 'coregate_db_queries_in_flight',
-      help: 'Database queries sent and not yet answered',
-      registers,
-      collect() {
-        const now = usage();
-        if (now) this.set(now.queriesInFlight);
-      },
-    });
+    const usageGauges = [
+      [
+        'coregate_db_pool_max_connections',
+        'The most database connections the pool opens (COREGATE_DB_POOL; 1 for the embedded database)',
+        'max',
+      ],
+      ['coregate_db_pool_waiting', 'Calls waiting for a database connection', 'waiting'],
+      ['coregate_db_queries_in_flight', 'Database queries sent and not yet answered', 'queriesInFlight'],
+    ] as const;
+    for (const [name, help, figure] of usageGauges) {
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          const now = usage();
+          if (now) this.set(now[figure]);
+        },
+      });
+    }
   }
 
   /** Gateway mode: each core's latency (observed per call) and circuit state (read at each scrape). */

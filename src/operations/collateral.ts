@@ -14,6 +14,7 @@ import { TEXT_PATTERN } from '../contract/envelope.js';
 import { PagingRequestContextSchema, readPage, type PagingRequest, type PagingScope } from './paging.js';
 import {
   compileFilter,
+  readAnswerSchema,
   selectedPlan,
   type ChildrenFilter,
   type ReadPlan,
@@ -197,23 +198,6 @@ function requestSchema(record: RecordDef, kind: Kind): CollateralRequest {
   } as Record<string, TSchema> as CollateralRequest;
 }
 
-/** Spec: "Response shape by operation kind". */
-function responseSchema(record: RecordDef, kind: Kind): TSchema {
-  const ref = Type.Ref(schemaIds.record(record));
-  const body =
-    kind.shape === 'single'
-      ? { [record.name]: ref }
-      : kind.shape === 'list'
-        ? {
-            [`${record.name}List`]: Type.Object(
-              { hasReachedMaximumListSize: Type.Boolean(), [record.name]: Type.Array(ref) },
-              { additionalProperties: false },
-            ),
-          }
-        : { [record.name]: Type.Array(ref), Token: Type.String({ description: 'Empty on the last page' }) };
-  return Type.Object(body, { additionalProperties: false });
-}
-
 /**
  * The filter of the listed records: a paged search's top-level Query and date bounds, or a search's
  * SearchFilter. The bounds' names come from the catalog at run time, so the body is read as a record.
@@ -290,7 +274,8 @@ function collateralOperation(record: RecordDef, kindName: KindName) {
     scope: 'collateral:read',
     credentials: STAFF_CREDENTIALS,
     request: requestSchema(record, kind),
-    response: responseSchema(record, kind),
+    // Spec: "Response shape by operation kind".
+    response: readAnswerSchema(record, kind.shape),
     collateralOf: (body) => body.CollateralNumber,
     readPlan: (body) => readPlan(record, kind, body),
     handle: (context, body) => handle(name, record, kind, context, body),

@@ -4,6 +4,7 @@
  * `SelectableFields` and the search filters.
  */
 import { sql, type RawBuilder } from 'kysely';
+import { Type, type TSchema } from 'typebox';
 import { filterBounds, type RecordDef } from '../catalog/index.js';
 import { childRecords, schemaIds } from '../catalog/schemas.js';
 import { Problem } from '../contract/problems.js';
@@ -92,4 +93,24 @@ export function selectedPlan(
     return [{ list: child.list, plan }];
   });
   return { record, ...selection, filter, children };
+}
+
+/**
+ * The answer of a read of one record, a list or a page, as the WSDLs shape them: `<Record>`;
+ * `<Record>List` with `hasReachedMaximumListSize` and the records; the records repeated and `Token`.
+ */
+export function readAnswerSchema(record: RecordDef, shape: 'single' | 'list' | 'paged'): TSchema {
+  const ref = Type.Ref(schemaIds.record(record));
+  const body =
+    shape === 'single'
+      ? { [record.name]: ref }
+      : shape === 'list'
+        ? {
+            [`${record.name}List`]: Type.Object(
+              { hasReachedMaximumListSize: Type.Boolean(), [record.name]: Type.Array(ref) },
+              { additionalProperties: false },
+            ),
+          }
+        : { [record.name]: Type.Array(ref), Token: Type.String({ description: 'Empty on the last page' }) };
+  return Type.Object(body, { additionalProperties: false });
 }

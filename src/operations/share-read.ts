@@ -17,7 +17,7 @@ import { recordNotFound } from '../contract/problems.js';
 import { recordTree } from '../store/record-tree.js';
 import type { Row } from '../store/records.js';
 import { readPage, type PagingRequest, type PagingScope } from './paging.js';
-import { selectedPlan, type ReadPlan, type SelectableFields } from './read-plan.js';
+import { readAnswerSchema, selectedPlan, type ReadPlan, type SelectableFields } from './read-plan.js';
 import { locatorName, SHARE_UPDATE_RECORDS, ShareIdSchema, ShareLocatorSchema } from './share-update.js';
 import { defineOperation, STAFF_AND_MEMBER_CREDENTIALS, type OperationContext, type RequestBody } from './types.js';
 
@@ -71,16 +71,6 @@ function requestSchema(record: RecordDef, kind: Kind): ShareReadRequest {
     ...(single ? {} : { PagingRequestContext: Type.Optional(Type.Ref('PagingRequestContext')) }),
     SelectableFields: Type.Optional(Type.Ref(schemaIds.selectable(record))),
   } as Record<string, TSchema> as ShareReadRequest;
-}
-
-/** The account WSDL's responses: `<Record>` for one record; `<Record>` repeated and `Token` for a page. */
-function responseSchema(record: RecordDef, kind: Kind): TSchema {
-  const ref = Type.Ref(schemaIds.record(record));
-  const body =
-    kind.shape === 'single'
-      ? { [record.name]: ref }
-      : { [record.name]: Type.Array(ref), Token: Type.String({ description: 'Empty on the last page' }) };
-  return Type.Object(body, { additionalProperties: false });
 }
 
 const readPlan = (record: RecordDef, body: ShareReadBody): ReadPlan =>
@@ -140,7 +130,8 @@ function shareReadOperation(record: RecordDef, kindName: KindName, family: Famil
     credentials: STAFF_AND_MEMBER_CREDENTIALS,
     accountOf: (body) => body.AccountNumber,
     request: requestSchema(record, kind),
-    response: responseSchema(record, kind),
+    // The account WSDL's responses: `<Record>` for one record; `<Record>` repeated and `Token` for a page.
+    response: readAnswerSchema(record, kind.shape),
     readPlan: (body) => readPlan(record, body),
     handle: (context, body) => handle(name, record, kind, context, body),
   });
