@@ -6,9 +6,8 @@
  * The bench compiles it as it compiles coregate (servers.ts, `buildServers`) and runs
  * `PORT=9000 node node_modules/.cache/coregate-bench/ceiling.js [--workers W]` (W processes through node:cluster).
  */
-import cluster from 'node:cluster';
-import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
+import { runClustered } from './cluster-main.js';
 
 /** The smallest body: `{"pad":""}`. */
 const MIN_BYTES = 10;
@@ -44,19 +43,4 @@ async function serve(port: number): Promise<void> {
   await app.listen({ port, host: '127.0.0.1' });
 }
 
-function main(): void {
-  const { values } = parseArgs({ options: { workers: { type: 'string' } } });
-  const workers = Number(values.workers ?? 1);
-  const port = Number(process.env.PORT ?? 0);
-  if (cluster.isPrimary && workers > 1) {
-    for (let n = 0; n < workers; n += 1) cluster.fork();
-    process.once('SIGTERM', () => {
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.kill();
-      process.exit(0);
-    });
-    return;
-  }
-  void serve(port);
-}
-
-main();
+runClustered(serve);

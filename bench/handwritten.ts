@@ -11,15 +11,14 @@
  *   PORT=9000 COREGATE_DATA_DIR=<dir> DATABASE_URL=postgres://… node handwritten.js [--workers W]
  *   PORT=9000 COREGATE_DATA_DIR=<dir> node handwritten.js (PGlite in <dir>/pglite; one process)
  */
-import cluster from 'node:cluster';
 import { createHmac, hkdfSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { recordDef, type RecordDef } from '../src/catalog/index.js';
+import { runClustered } from './cluster-main.js';
 
 type Row = Record<string, unknown>;
 type Query = (text: string, values: readonly unknown[]) => Promise<Row[]>;
@@ -153,19 +152,4 @@ async function serve(port: number): Promise<void> {
   await app.listen({ port, host: '127.0.0.1' });
 }
 
-function main(): void {
-  const { values } = parseArgs({ options: { workers: { type: 'string' } } });
-  const workers = Number(values.workers ?? 1);
-  const port = Number(process.env.PORT ?? 0);
-  if (cluster.isPrimary && workers > 1) {
-    for (let n = 0; n < workers; n += 1) cluster.fork();
-    process.once('SIGTERM', () => {
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.kill();
-      process.exit(0);
-    });
-    return;
-  }
-  void serve(port);
-}
-
-main();
+runClustered(serve);
