@@ -11,53 +11,31 @@ import { sql } from 'kysely';
 import { FAMILIES, recordDef, type Family, type RecordDef } from '../src/catalog/index.js';
 import { updatableFieldsName } from '../src/catalog/schemas.js';
 import { SHARE_READ_OPERATIONS } from '../src/operations/share-read.js';
-import { locatorName, operationName, SHARE_UPDATE_RECORDS } from '../src/operations/share-update.js';
+import { operationName, SHARE_UPDATE_RECORDS } from '../src/operations/share-update.js';
 import { operationPath } from '../src/operations/types.js';
 import { seedDatabase } from '../src/seed/load.js';
 import { demoMemberSecret, seedMemberSecrets } from '../src/seed/member-secrets.js';
 import { sampleValue } from './support/field-values.js';
 import { BACKENDS, createHarness, type Harness } from './support/harness.js';
+import { firstShareTarget, shareAddress, type ShareTarget } from './support/share-targets.js';
 
 const ACCOUNTS = 3;
-
-interface Target {
-  readonly accountNumber: string;
-  readonly shareId: string;
-  readonly locator: number | undefined;
-}
-
-/** The first record of a type in the seeded data (a name of a share, not of the account). */
-async function firstTarget(h: Harness, record: RecordDef): Promise<Target> {
-  const locator = locatorName(record) ? sql`locator` : sql`null`;
-  const { rows } = await sql<{ account_number: string; share_id: string; locator: number | null }>`
-    select account_number, share_id, ${locator} as locator from ${sql.table(record.table)}
-    where share_id is not null order by account_number, share_id limit 1`.execute(h.database.db);
-  const row = rows[0]!;
-  return { accountNumber: row.account_number, shareId: row.share_id, locator: row.locator ?? undefined };
-}
 
 const readPath = (record: RecordDef, kind: 'SelectFields' | 'PagedListSelectFields', family: Family) =>
   operationPath({ family, service: 'account', name: `get${record.name}${kind}` });
 
 /** The address of one record, as its update and its single read name it. */
-function addressOf(record: RecordDef, target: Target): Record<string, unknown> {
-  const locator = locatorName(record);
-  return {
-    AccountNumber: target.accountNumber,
-    ShareId: target.shareId,
-    ...(locator ? { [locator]: target.locator } : {}),
-  };
-}
 
 /** The parent of a page: the account for shares, the share for its sub-records. */
-const parentOf = (record: RecordDef, target: Target): Record<string, unknown> =>
+const parentOf = (record: RecordDef, target: ShareTarget): Record<string, unknown> =>
   record.name === 'Share'
     ? { AccountNumber: target.accountNumber }
     : { AccountNumber: target.accountNumber, ShareId: target.shareId };
 
 /** The key field that tells a listed record apart: the share's Id, a sub-record's Locator. */
 const keyField = (record: RecordDef) => (record.name === 'Share' ? 'Id' : 'Locator');
-const keyValue = (record: RecordDef, target: Target) => (record.name === 'Share' ? target.shareId : target.locator);
+const keyValue = (record: RecordDef, target: ShareTarget) =>
+  record.name === 'Share' ? target.shareId : target.locator;
 
 /** A plain field the update of the family may set. */
 const updatableField = (record: RecordDef, family: Family) =>
@@ -71,23 +49,23 @@ const share = recordDef('Share');
 for (const backend of BACKENDS) {
   describe(`share read-back on ${backend.name}`, () => {
     let h: Harness;
-    const targets = new Map<string, Target>();
+    const targets = new Map<string, ShareTarget>();
     before(async () => {
       h = await createHarness(backend);
       await seedDatabase(h.database, h.secrets, { accounts: ACCOUNTS, seed: 627 });
       await seedMemberSecrets(h.database.db, ACCOUNTS);
-      for (const record of SHARE_UPDATE_RECORDS) targets.set(record.name, await firstTarget(h, record));
+      for (const record of SHARE_UPDATE_RECORDS) targets.set(record.name, await firstShareTarget(h, record));
     });
     after(() => h.close());
 
     const target = (record: RecordDef) => targets.get(record.name)!;
     const update = (record: RecordDef, family: Family, fields: Record<string, unknown>) =>
       h.call(operationPath({ family, service: 'account', name: operationName(record) }), {
-        ...addressOf(record, target(record)),
+        ...shareAddress(record, target(record)),
         [updatableFieldsName(record, family)]: fields,
       });
     const readOne = (record: RecordDef, family: Family, extra: Record<string, unknown> = {}) =>
-      h.call(readPath(record, 'SelectFields', family), { ...addressOf(record, target(record)), ...extra });
+      h.call(readPath(record, 'SelectFields', family), { ...shareAddress(record, target(record)), ...extra });
     const readPage = (record: RecordDef, family: Family, extra: Record<string, unknown> = {}) =>
       h.call(readPath(record, 'PagedListSelectFields', family), { ...parentOf(record, target(record)), ...extra });
 
@@ -271,7 +249,7 @@ for (const backend of BACKENDS) {
       test('a token with share:write but not share:read is 403; one with share:read reads', async () => {
         const path = readPath(hold, 'SelectFields', 'P1');
         const body = JSON.stringify({
-          ...addressOf(hold, target(hold)),
+          ...shareAddress(hold, target(hold)),
           Credentials: { AdministrativeCredentials: { Password: 'test-admin-password' } },
         });
         const as = async (scopes: Parameters<Harness['tokenWith']>[0]) =>

@@ -17,38 +17,13 @@ import { recordTree } from '../src/store/record-tree.js';
 import type { Row } from '../src/store/records.js';
 import { validValue, sampleValue } from './support/field-values.js';
 import { BACKENDS, createHarness, type Harness } from './support/harness.js';
+import { firstShareTarget, shareAddress, type ShareTarget } from './support/share-targets.js';
 
 const pathOf = (record: RecordDef, family: Family) =>
   operationPath({ family, service: 'account', name: operationName(record) });
 const hasMessageId = (record: RecordDef) => !['ShareName', 'ShareTracking'].includes(record.name);
 
-interface Target {
-  readonly accountNumber: string;
-  readonly shareId: string;
-  readonly locator: number | undefined;
-}
-
-/** The first record of a type in the seeded data. */
-async function firstTarget(h: Harness, record: RecordDef): Promise<Target> {
-  const locator = locatorName(record) ? sql`locator` : sql`null`;
-  const shareFilter = record.name === 'ShareName' ? sql`where share_id is not null` : sql``;
-  const { rows } = await sql<{ account_number: string; share_id: string; locator: number | null }>`
-    select account_number, share_id, ${locator} as locator from ${sql.table(record.table)} ${shareFilter}
-    order by account_number, share_id limit 1`.execute(h.database.db);
-  const row = rows[0]!;
-  return { accountNumber: row.account_number, shareId: row.share_id, locator: row.locator ?? undefined };
-}
-
-function addressOf(record: RecordDef, target: Target): Record<string, unknown> {
-  const locator = locatorName(record);
-  return {
-    AccountNumber: target.accountNumber,
-    ShareId: target.shareId,
-    ...(locator ? { [locator]: target.locator } : {}),
-  };
-}
-
-function keyOf(record: RecordDef, target: Target): Row {
+function keyOf(record: RecordDef, target: ShareTarget): Row {
   return locatorName(record)
     ? { account_number: target.accountNumber, locator: target.locator }
     : { account_number: target.accountNumber, share_id: target.shareId };
@@ -58,7 +33,7 @@ function keyOf(record: RecordDef, target: Target): Row {
 const updatable = (record: RecordDef, family: Family) =>
   record.fields.filter((f) => f.families.includes(family) && !f.readOnly && !f.protection);
 
-async function stored(h: Harness, record: RecordDef, target: Target, fields: readonly FieldDef[]) {
+async function stored(h: Harness, record: RecordDef, target: ShareTarget, fields: readonly FieldDef[]) {
   return recordTree.read(h.database.db, { record, fields }, keyOf(record, target));
 }
 
@@ -77,11 +52,11 @@ const share = SHARE_UPDATE_RECORDS.find((r) => r.name === 'Share')!;
 for (const backend of BACKENDS) {
   describe(`updateShare on ${backend.name}`, () => {
     let h: Harness;
-    const targets = new Map<string, Target>();
+    const targets = new Map<string, ShareTarget>();
     before(async () => {
       h = await createHarness(backend);
       await seedDatabase(h.database, h.secrets, { accounts: 3, seed: 627 });
-      for (const record of SHARE_UPDATE_RECORDS) targets.set(record.name, await firstTarget(h, record));
+      for (const record of SHARE_UPDATE_RECORDS) targets.set(record.name, await firstShareTarget(h, record));
     });
     after(() => h.close());
 
@@ -94,7 +69,7 @@ for (const backend of BACKENDS) {
     ) =>
       h.call(
         pathOf(record, family),
-        { ...addressOf(record, targets.get(record.name)!), [updatableFieldsName(record, family)]: fields, ...extra },
+        { ...shareAddress(record, targets.get(record.name)!), [updatableFieldsName(record, family)]: fields, ...extra },
         headers,
       );
 
@@ -343,7 +318,7 @@ for (const backend of BACKENDS) {
         const before = (await stored(h, hold, target, [fieldOf(hold, 'Amount')!]))!.Amount;
         const since = (await historyRows(h)).length;
         const response = await h.call(pathOf(hold, 'P1'), {
-          ...addressOf(hold, target),
+          ...shareAddress(hold, target),
           ShareHoldFields: { Amount: 401.99, Reference3: 'BRANCH 7' },
           Credentials: { UserNumberCredentials: { UserNumber: 31, Password: 'teller-31' } },
         });
