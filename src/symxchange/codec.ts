@@ -47,6 +47,7 @@ import {
   SoapCodecError,
   escapeAttribute,
   escapeText,
+  isPlainText,
   isXmlText,
   NO_ATTRIBUTES,
   parseXml,
@@ -188,6 +189,10 @@ interface TypeLayout {
 }
 
 type Scope = ReadonlyMap<string, string>;
+const NO_SCOPE: Scope = new Map();
+
+/** The local part of a prefixed name. */
+const localName = (name: string) => name.slice(name.indexOf(':') + 1);
 
 /** Encodes a value into an element's XML (the element included), or '' for nothing. */
 type ElementEncoder = (value: unknown) => string;
@@ -213,12 +218,30 @@ function resolveName(name: string, scope: Scope, isAttribute: boolean): { uri: s
   return { uri, local: name.slice(colon + 1) };
 }
 
+/** The namespace URI of a prefixed name, as `resolveName` has it (without building the pair). */
+function namespaceOf(name: string, scope: Scope, isAttribute: boolean): string {
+  const colon = name.indexOf(':');
+  if (colon === -1) return isAttribute ? '' : (scope.get('') ?? '');
+  const uri = scope.get(name.slice(0, colon));
+  if (uri === undefined) throw new SoapCodecError('XML_MALFORMED', `undeclared namespace prefix in ${name}`);
+  return uri;
+}
+
+/** True when text is empty or whitespace (XML's: space, tab, CR, LF), without trimming a copy. */
+function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 10 && c !== 9 && c !== 13) return false;
+  }
+  return true;
+}
+
 function isNil(element: XmlElement, scope: Scope): boolean {
   if (element.attributes === NO_ATTRIBUTES) return false;
   for (const name in element.attributes) {
     if (!name.endsWith(':nil')) continue;
     const value = element.attributes[name];
-    if (resolveName(name, scope, true).uri === XSI_NS && (value === 'true' || value === '1')) return true;
+    if (namespaceOf(name, scope, true) === XSI_NS && (value === 'true' || value === '1')) return true;
   }
   return false;
 }
@@ -361,6 +384,8 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
     const objectSchema = json.objectOf(schema);
     const itemSchema = json.alternatives(schema).find((alt) => typeOf(alt) === 'array')?.items ?? {};
     const content = complex && objectSchema ? contentEncoder(objectSchema, type) : undefined;
+    const open = `<${name}>`;
+    const close = `</${name}>`;
 
     const one = (value: unknown): string => {
       if (value === null) {
@@ -377,7 +402,9 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
         return content(name, value);
       }
       if (complex) throw violation(`a ${typeof value} where ${type} is expected`);
-      return `<${name}>${escapeText(lexical(value, type))}</${name}>`;
+      // Most text needs neither escaping nor a check (one scan says so); the rest takes the full path.
+      if (typeof value === 'string' && type !== 'xsd:date' && isPlainText(value)) return open + value + close;
+      return open + escapeText(lexical(value, type)) + close;
     };
     const item = itemSchema === schema ? one : elementEncoder({ ...element, maxOccurs: 1 }, itemSchema);
 
@@ -623,20 +650,26 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
 
     return (element, scope) => {
       const result: JsonObject = {};
-      for (const name in element.attributes) {
-        if (name === 'xmlns' || name.startsWith('xmlns:')) continue;
-        const { uri, local } = resolveName(name, scope, true);
-        if (uri === XSI_NS) continue;
-        // An attribute the XSD qualifies (findby's cmn:MessageId) is also taken unqualified, as SOAP
-        // toolkits write attributes given by name.
-        const declared =
-          attributeParsers.find((a) => a.attribute.name === local && a.uri === uri) ??
-          (uri === '' ? attributeParsers.find((a) => a.attribute.name === local) : undefined);
-        if (!declared) throw violation(`attribute ${name} is not in ${typeName}`, `@${name}`);
-        // An attribute the JSON does not carry (BranchId, ProcessorUser) is accepted and not passed on.
-        if (declared.parse) result[local] = within(`@${name}`, () => declared.parse!(element.attributes[name]!));
-      }
-      if (element.text.trim() !== '') throw violation('character data in element-only content');
+      if (element.attributes !== NO_ATTRIBUTES)
+        for (const name in element.attributes) {
+          const uri = namespaceOf(name, scope, true);
+          if (uri === XSI_NS) continue;
+          const local = name.slice(name.indexOf(':') + 1);
+          // An attribute the XSD qualifies (findby's cmn:MessageId) is also taken unqualified, as SOAP
+          // toolkits write attributes given by name.
+          const declared =
+            attributeParsers.find((a) => a.attribute.name === local && a.uri === uri) ??
+            (uri === '' ? attributeParsers.find((a) => a.attribute.name === local) : undefined);
+          if (!declared) throw violation(`attribute ${name} is not in ${typeName}`, `@${name}`);
+          // An attribute the JSON does not carry (BranchId, ProcessorUser) is accepted and not passed on.
+          if (declared.parse)
+            try {
+              result[local] = declared.parse(element.attributes[name]!);
+            } catch (error) {
+              throw outOf(error, `@${name}`);
+            }
+        }
+      if (!isBlank(element.text)) throw violation('character data in element-only content');
       // Elements are read in any order, as a non-validating (JAXB) core reads them: SOAP toolkits write a
       // request's elements in the order the caller gave them. coregate writes the XSD's order.
       let repeated: Map<SlotDecoder, XmlElement[]> | undefined;
@@ -701,17 +734,18 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
   /** The single element of the Body, with its scope, after checking the envelope. */
   function bodyElementOf(xml: string): { element: XmlElement; scope: Scope; uri: string; local: string } {
     const root = parseXml(xml, limits);
-    const rootScope = withDeclarations(root, new Map());
-    const rootName = resolveName(root.name, rootScope, false);
-    if (rootName.uri !== SOAP_ENVELOPE_NS || rootName.local !== 'Envelope')
+    const rootScope = withDeclarations(root, NO_SCOPE);
+    if (namespaceOf(root.name, rootScope, false) !== SOAP_ENVELOPE_NS || localName(root.name) !== 'Envelope')
       throw new SoapCodecError('SOAP_NOT_AN_ENVELOPE', 'the root is not a SOAP 1.1 Envelope');
-    const parts = root.children.map((child) => {
-      const scope = withDeclarations(child, rootScope);
-      return { child, scope, ...resolveName(child.name, scope, false) };
-    });
-    const body = parts.find((part) => part.uri === SOAP_ENVELOPE_NS && part.local === 'Body');
-    if (!body || parts.some((part) => part.uri !== SOAP_ENVELOPE_NS || !['Header', 'Body'].includes(part.local)))
-      throw new SoapCodecError('SOAP_NOT_AN_ENVELOPE', 'an Envelope holds an optional Header and one Body');
+    let body: { readonly child: XmlElement; readonly scope: Scope } | undefined;
+    for (const child of root.children) {
+      const childScope = withDeclarations(child, rootScope);
+      const local = localName(child.name);
+      if (namespaceOf(child.name, childScope, false) !== SOAP_ENVELOPE_NS || (local !== 'Header' && local !== 'Body'))
+        throw new SoapCodecError('SOAP_NOT_AN_ENVELOPE', 'an Envelope holds an optional Header and one Body');
+      if (local === 'Body') body ??= { child, scope: childScope };
+    }
+    if (!body) throw new SoapCodecError('SOAP_NOT_AN_ENVELOPE', 'an Envelope holds an optional Header and one Body');
     if (body.child.children.length !== 1)
       throw new SoapCodecError('SOAP_NOT_AN_ENVELOPE', 'the Body holds one element');
     const element = body.child.children[0]!;
@@ -722,7 +756,7 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
 
   /** The wrapper's single child (`Request`, `SingleResponse`, …), unqualified. */
   function wrapperChild(element: XmlElement, scope: Scope, expected: string): { child: XmlElement; scope: Scope } {
-    if (element.text.trim() !== '') throw violation('character data in element-only content');
+    if (!isBlank(element.text)) throw violation('character data in element-only content');
     if (element.children.length !== 1) throw violation(`the body element holds one ${expected}`);
     const child = element.children[0]!;
     const childScope = withDeclarations(child, scope);
@@ -792,9 +826,11 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
         return out;
       },
       fromWire(decoded) {
-        const { MessageId, DeviceInformation, SearchFilter, ...rest } = decoded;
+        const { MessageId, DeviceInformation, SearchFilter } = decoded;
         const body: JsonObject = {};
-        for (const key in rest) body[fromWireName.get(key) ?? key] = rest[key];
+        for (const key in decoded)
+          if (key !== 'MessageId' && key !== 'DeviceInformation' && key !== 'SearchFilter')
+            body[fromWireName.get(key) ?? key] = decoded[key];
         if (intoSearchFilter.length > 0) Object.assign(body, SearchFilter as JsonObject | undefined);
         else if (SearchFilter !== undefined) body.SearchFilter = SearchFilter;
         return {
@@ -877,7 +913,7 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
 
   const endpointOperations = new Map<string, Map<string, CodecOperation>>();
   function endpointOperation(endpoint: Endpoint, local: string): CodecOperation | undefined {
-    const key = `${endpoint.service}|${endpoint.family}`;
+    const key = endpoint.family === 'P1' ? endpoint.service : `${endpoint.service}|P2`;
     let byName = endpointOperations.get(key);
     if (!byName) {
       byName = new Map(

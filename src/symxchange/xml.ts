@@ -60,6 +60,7 @@ export const NO_ATTRIBUTES: Readonly<Record<string, string>> = Object.freeze({})
 /** A parsed element, prefixes kept as written (namespace resolution is the codec's). */
 export interface XmlElement {
   readonly name: string;
+  /** The attributes but namespace declarations (`NO_ATTRIBUTES` when there are none). */
   readonly attributes: Readonly<Record<string, string>>;
   /** The namespaces the element declares (`xmlns:p` → `p`, `xmlns` → ''), when it declares any. */
   readonly declarations?: ReadonlyMap<string, string>;
@@ -78,6 +79,15 @@ export function isXmlText(text: string): boolean {
   return !NOT_XML_CHAR.test(text);
 }
 
+/** What text needs a second look for: markup, CR, and every character `isXmlText` would refuse. */
+// eslint-disable-next-line no-control-regex
+const NOT_PLAIN = /[&<>\r\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff\ud800-\udfff]/;
+
+/** True when text can be written as character data as it is: XML text with nothing to escape. */
+export function isPlainText(text: string): boolean {
+  return !NOT_PLAIN.test(text);
+}
+
 /** Character data: markup characters escaped, and CR as a reference so that no parser normalises it away. */
 export function escapeText(text: string): string {
   if (!MARKUP.test(text)) return text;
@@ -93,11 +103,21 @@ export function escapeAttribute(text: string): string {
 /**
  * Parses a document safely: strict XML 1.0 (well-formed, only XML's characters), no DTD, the limits checked
  * on the way. Returns the root element; prefixes are kept as written (namespaces are the codec's).
+ * A document in the plain shape SOAP toolkits write is read by `scanXml`; any other goes to saxes, which
+ * also gives every refusal its message.
  * @example parseXml('<a><b>1</b></a>').children[0]?.text // '1'
  */
 export function parseXml(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): XmlElement {
   if (xml.length > limits.maxLength)
     throw new SoapCodecError('XML_TOO_LARGE', `the document exceeds ${limits.maxLength} characters`);
+  return scanXml(xml, limits) ?? parseXmlWithSaxes(xml, limits);
+}
+
+/**
+ * The strict, complete reading of a document (saxes): every construct, every error named. `parseXml` uses
+ * it for what the scanner leaves; the scanner's tests compare the two.
+ */
+export function parseXmlWithSaxes(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): XmlElement {
   interface Building {
     readonly name: string;
     readonly attributes: Readonly<Record<string, string>>;
@@ -119,15 +139,15 @@ export function parseXml(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): X
     if (open.length >= limits.maxDepth)
       throw new SoapCodecError('XML_TOO_DEEP', `elements nest deeper than ${limits.maxDepth}`);
     let declarations: Map<string, string> | undefined;
-    let attributes: Readonly<Record<string, string>> = NO_ATTRIBUTES;
+    let attributes: Record<string, string> | undefined;
     for (const name in tag.attributes) {
-      attributes = tag.attributes;
-      if (name === 'xmlns') (declarations ??= new Map()).set('', tag.attributes[name]!);
-      else if (name.startsWith('xmlns:')) (declarations ??= new Map()).set(name.slice(6), tag.attributes[name]!);
+      const value = tag.attributes[name]!;
+      if (name === 'xmlns' || name.startsWith('xmlns:')) (declarations ??= new Map()).set(name.slice(6), value);
+      else (attributes ??= Object.create(null) as Record<string, string>)[name] = value;
     }
     const element: Building = declarations
-      ? { name: tag.name, attributes, declarations, children: [], text: '' }
-      : { name: tag.name, attributes, children: [], text: '' };
+      ? { name: tag.name, attributes: attributes ?? NO_ATTRIBUTES, declarations, children: [], text: '' }
+      : { name: tag.name, attributes: attributes ?? NO_ATTRIBUTES, children: [], text: '' };
     const parent = open[open.length - 1];
     if (parent) parent.children.push(element);
     else root = element;
@@ -151,4 +171,244 @@ export function parseXml(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): X
   }
   if (!root) throw new SoapCodecError('XML_MALFORMED', 'a document has exactly one root element');
   return root;
+}
+
+// ---- the plain-document scanner ----
+
+const TAB = 9;
+const LINE_FEED = 10;
+const CARRIAGE_RETURN = 13;
+const SPACE = 32;
+const BANG = 33;
+const QUOTE = 34;
+const HASH = 35;
+const APOSTROPHE = 39;
+const SLASH = 47;
+const LESS = 60;
+const EQUALS = 61;
+const GREATER = 62;
+const LOWER_X = 120;
+
+const isSpace = (c: number) => c === SPACE || c === LINE_FEED || c === TAB || c === CARRIAGE_RETURN;
+
+/** ASCII name characters: 1 may start a name, 2 may only continue one (`-`, `.`, digits). */
+const NAME_CHAR = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  const ch = String.fromCharCode(c);
+  if (/[A-Za-z_:]/.test(ch)) NAME_CHAR[c] = 1;
+  else if (/[-.0-9]/.test(ch)) NAME_CHAR[c] = 2;
+}
+
+/** The end of the ASCII name starting at `start` (`start` itself when none starts there). */
+function nameEnd(xml: string, start: number): number {
+  if (NAME_CHAR[xml.charCodeAt(start)] !== 1) return start;
+  let i = start + 1;
+  while (NAME_CHAR[xml.charCodeAt(i)]! > 0) i++;
+  return i;
+}
+
+/** An XML declaration of version 1.0, as far as the scanner reads one. */
+const XML_DECLARATION =
+  /^<\?xml[ \t\n\r]+version[ \t\n\r]*=[ \t\n\r]*(?:"1\.0"|'1\.0')(?:[ \t\n\r]+encoding[ \t\n\r]*=[ \t\n\r]*(?:"[A-Za-z][A-Za-z0-9._-]*"|'[A-Za-z][A-Za-z0-9._-]*'))?(?:[ \t\n\r]+standalone[ \t\n\r]*=[ \t\n\r]*(?:"(?:yes|no)"|'(?:yes|no)'))?[ \t\n\r]*\?>/;
+
+const PREDEFINED: ReadonlyMap<string, string> = new Map([
+  ['lt', '<'],
+  ['gt', '>'],
+  ['amp', '&'],
+  ['apos', "'"],
+  ['quot', '"'],
+]);
+
+/** True for a code point XML 1.0's Char production allows. */
+const isXmlCodePoint = (c: number) =>
+  c === TAB ||
+  c === LINE_FEED ||
+  c === CARRIAGE_RETURN ||
+  (c >= 0x20 && c <= 0xd7ff) ||
+  (c >= 0xe000 && c <= 0xfffd) ||
+  (c >= 0x10000 && c <= 0x10ffff);
+
+/**
+ * Character data or an attribute value with its references decoded: XML's five predefined entities and
+ * character references; undefined for anything else (another entity, a bad reference), left to saxes.
+ */
+function decodeReferences(raw: string): string | undefined {
+  let out = '';
+  let from = 0;
+  for (let amp = raw.indexOf('&'); amp !== -1; amp = raw.indexOf('&', from)) {
+    const semicolon = raw.indexOf(';', amp + 1);
+    if (semicolon === -1) return undefined;
+    const name = raw.slice(amp + 1, semicolon);
+    let decoded: string | undefined;
+    if (name.charCodeAt(0) === HASH) {
+      const hex = name.charCodeAt(1) === LOWER_X;
+      const digits = name.slice(hex ? 2 : 1);
+      if (!(hex ? /^[0-9a-fA-F]{1,6}$/ : /^[0-9]{1,7}$/).test(digits)) return undefined;
+      const code = parseInt(digits, hex ? 16 : 10);
+      if (!isXmlCodePoint(code)) return undefined;
+      decoded = String.fromCodePoint(code);
+    } else {
+      decoded = PREDEFINED.get(name);
+      if (decoded === undefined) return undefined;
+    }
+    out += raw.slice(from, amp) + decoded;
+    from = semicolon + 1;
+  }
+  return from === 0 ? raw : out + raw.slice(from);
+}
+
+/** Character data as it stands between markup: undefined where saxes must judge (see `scanXml`). */
+function textOf(raw: string): string | undefined {
+  if (raw.indexOf('\r') !== -1 || raw.indexOf(']]>') !== -1) return undefined;
+  return raw.indexOf('&') === -1 ? raw : decodeReferences(raw);
+}
+
+/** Where the comment at `i` ends, or -1 when no well-formed comment starts there. */
+function commentEnd(xml: string, i: number): number {
+  if (!xml.startsWith('<!--', i)) return -1;
+  const end = xml.indexOf('-->', i + 4);
+  if (end === -1) return -1;
+  const comment = xml.slice(i + 4, end);
+  return comment.includes('--') || comment.endsWith('-') ? -1 : end + 3;
+}
+
+/** Whitespace and comments from `i`: where they end, or -1 at a comment that is not well-formed. */
+function skipMisc(xml: string, i: number): number {
+  for (;;) {
+    while (isSpace(xml.charCodeAt(i))) i++;
+    if (!xml.startsWith('<!--', i)) return i;
+    i = commentEnd(xml, i);
+    if (i === -1) return -1;
+  }
+}
+
+/**
+ * The fast reading of a plain document: an optional XML 1.0 declaration, comments, elements with ASCII
+ * names, attributes in either quotes, character data with XML's predefined entities and character
+ * references. Everything it accepts is well-formed XML 1.0 and reads as saxes reads it (a property test
+ * compares the two); at anything else (a DTD, CDATA, a processing instruction, a non-ASCII name, a raw CR or
+ * whitespace to normalise in an attribute, any error) it answers undefined and the document goes to saxes.
+ * The limits are enforced here as there.
+ * @example scanXml('<a x="1">t</a>')?.attributes.x // '1'
+ */
+export function scanXml(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): XmlElement | undefined {
+  if (!isXmlText(xml)) return undefined;
+  interface Building {
+    readonly name: string;
+    readonly attributes: Readonly<Record<string, string>>;
+    readonly declarations?: ReadonlyMap<string, string>;
+    readonly children: XmlElement[];
+    text: string;
+  }
+  let i = 0;
+  if (xml.startsWith('<?xml')) {
+    const declaration = XML_DECLARATION.exec(xml);
+    if (!declaration) return undefined;
+    i = declaration[0].length;
+  }
+  i = skipMisc(xml, i);
+  if (i === -1 || xml.charCodeAt(i) !== LESS) return undefined;
+  const open: Building[] = [];
+  let root: Building | undefined;
+  let elements = 0;
+  while (!root || open.length > 0) {
+    const current = open[open.length - 1];
+    const c = xml.charCodeAt(i);
+    if (c !== LESS) {
+      if (!current) return undefined;
+      const next = xml.indexOf('<', i);
+      if (next === -1) return undefined;
+      const text = textOf(xml.slice(i, next));
+      if (text === undefined) return undefined;
+      current.text += text;
+      i = next;
+      continue;
+    }
+    const after = xml.charCodeAt(i + 1);
+    if (after === SLASH) {
+      // An end tag: the name of the innermost open element, optional whitespace, `>`.
+      if (!current || !xml.startsWith(current.name, i + 2)) return undefined;
+      let j = i + 2 + current.name.length;
+      while (isSpace(xml.charCodeAt(j))) j++;
+      if (xml.charCodeAt(j) !== GREATER) return undefined;
+      open.pop();
+      i = j + 1;
+      continue;
+    }
+    if (after === BANG) {
+      // A comment inside the root (the whitespace after it is the element's text); before the root,
+      // comments were skipped, so this is a DTD or CDATA: saxes's.
+      const end = commentEnd(xml, i);
+      if (end === -1 || !current) return undefined;
+      i = end;
+      continue;
+    }
+    // A start tag: a name, attributes each after whitespace, then `>` or `/>`.
+    const nameStop = nameEnd(xml, i + 1);
+    if (nameStop === i + 1) return undefined;
+    const name = xml.slice(i + 1, nameStop);
+    let attributes: Record<string, string> | undefined;
+    let declarations: Map<string, string> | undefined;
+    let j = nameStop;
+    let empty = false;
+    for (;;) {
+      const spaced = isSpace(xml.charCodeAt(j));
+      while (isSpace(xml.charCodeAt(j))) j++;
+      const d = xml.charCodeAt(j);
+      if (d === GREATER) {
+        j += 1;
+        break;
+      }
+      if (d === SLASH) {
+        if (xml.charCodeAt(j + 1) !== GREATER) return undefined;
+        j += 2;
+        empty = true;
+        break;
+      }
+      if (!spaced) return undefined;
+      const attributeStop = nameEnd(xml, j);
+      if (attributeStop === j) return undefined;
+      const attribute = xml.slice(j, attributeStop);
+      j = attributeStop;
+      while (isSpace(xml.charCodeAt(j))) j++;
+      if (xml.charCodeAt(j) !== EQUALS) return undefined;
+      j++;
+      while (isSpace(xml.charCodeAt(j))) j++;
+      const quote = xml.charCodeAt(j);
+      if (quote !== QUOTE && quote !== APOSTROPHE) return undefined;
+      const close = xml.indexOf(quote === QUOTE ? '"' : "'", j + 1);
+      if (close === -1) return undefined;
+      const raw = xml.slice(j + 1, close);
+      // `<` is never allowed; whitespace other than spaces would be normalised: saxes's to judge and do.
+      if (/[<\t\n\r]/.test(raw)) return undefined;
+      const value = raw.indexOf('&') === -1 ? raw : decodeReferences(raw);
+      if (value === undefined) return undefined;
+      if (attribute === 'xmlns' || attribute.startsWith('xmlns:')) {
+        const prefix = attribute.slice(6);
+        declarations ??= new Map();
+        if (declarations.has(prefix) || attribute === 'xmlns:') return undefined;
+        declarations.set(prefix, value);
+      } else {
+        // A plain object (saxes's have no prototype): a name the prototype has, or a repeated one, is saxes's.
+        attributes ??= {};
+        if (attributes[attribute] !== undefined || attribute === '__proto__') return undefined;
+        attributes[attribute] = value;
+      }
+      j = close + 1;
+    }
+    elements += 1;
+    if (elements > limits.maxElements)
+      throw new SoapCodecError('XML_TOO_MANY_ELEMENTS', `the document has more than ${limits.maxElements} elements`);
+    if (open.length >= limits.maxDepth)
+      throw new SoapCodecError('XML_TOO_DEEP', `elements nest deeper than ${limits.maxDepth}`);
+    const element: Building = declarations
+      ? { name, attributes: attributes ?? NO_ATTRIBUTES, declarations, children: [], text: '' }
+      : { name, attributes: attributes ?? NO_ATTRIBUTES, children: [], text: '' };
+    if (current) current.children.push(element);
+    else root = element;
+    if (!empty) open.push(element);
+    i = j;
+  }
+  // After the root: only whitespace and comments.
+  return skipMisc(xml, i) === xml.length ? root : undefined;
 }
