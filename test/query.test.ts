@@ -327,8 +327,9 @@ describe('query errors name the position of the offending token', () => {
     assertQueryError("EffectiveDate = {date:'2024-01-31'", 34, /expected '\}' to close the date/);
   });
 
-  test('a control character in a string', () => {
+  test('a control character or half of a surrogate pair in a string', () => {
     assertQueryError("Id = 'a\u0000b'", 5, /must not contain control characters/);
+    assertQueryError("Id = 'a\ud800b'", 5, /must not contain an unpaired UTF-16 surrogate/);
   });
 
   test('a value of the wrong type for the field', () => {

@@ -91,6 +91,8 @@ function readString(query: string, start: number): { value: string; end: number 
     if (query[close + 1] !== "'") {
       // PostgreSQL cannot take NUL, and no field of a core holds control characters.
       if (CONTROL_CHARACTER.test(value)) failAt(start, 'a string must not contain control characters');
+      // Nor can it store half of a UTF-16 pair (the edges refuse one in a body; a query is refused here too).
+      if (!value.isWellFormed()) failAt(start, 'a string must not contain an unpaired UTF-16 surrogate');
       return { value, end: close + 1 };
     }
     value += "'";
