@@ -32,6 +32,7 @@ import { registerOperationRoutes } from './operation-routes.js';
 import { registerSoapRoutes, soapEndpoints } from './soap-routes.js';
 import { createSymxCodec } from '../symxchange/codec.js';
 import { registerOpsRoutes } from './ops-routes.js';
+import { lazySerializers, lazyValidators } from './lazy-compilers.js';
 import { Problem } from '../contract/problems.js';
 import { createCore, type Core } from '../core/index.js';
 
@@ -101,6 +102,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
+    // Each route's validator and serializer is compiled on its first use (lazy-compilers.ts).
+    schemaController: { compilersFactory: { buildValidator: lazyValidators(), buildSerializer: lazySerializers() } },
     ajv: {
       // Strict types (a number is never coerced into a string identifier), every error reported, and
       // nothing silently removed: unknown properties are rejected by the schemas.
