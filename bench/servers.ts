@@ -19,6 +19,8 @@ const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** `coregate` as `npm start` runs it (its Node.js flags included): compiled to dist/ by `buildCoregate`. */
 const start = startCommand();
 export const COREGATE = { command: process.execPath, args: [...start.flags, start.entry] } as const;
+/** The environment settings of `npm start` (glibc's malloc arenas), given to every server the bench starts. */
+const START_ENV = start.env;
 
 /** Where the bench's own servers (the ceiling, the hand-written anchor) are compiled to. */
 const BENCH_BUILD_DIR = join(REPO_ROOT, 'node_modules', '.cache', 'coregate-bench');
@@ -186,7 +188,7 @@ export async function startServer(spec: ServerSpec): Promise<Server> {
   const child = track(
     spawn(spec.command, spec.args, {
       cwd: REPO_ROOT,
-      env: { ...spec.env, PORT: String(spec.port) },
+      env: { ...START_ENV, ...spec.env, PORT: String(spec.port) },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     }),
