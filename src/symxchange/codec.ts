@@ -723,12 +723,16 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
 
   // ---- the envelope ----
 
-  const namespaces = (wire: WireOperation) =>
+  /**
+   * The Envelope's declarations: SOAP's, the service's and symxcommon's, and XML Schema instance only when
+   * the content uses it (an `xsi:nil`; text that names it only adds the declaration).
+   */
+  const namespaces = (wire: WireOperation, childXml: string) =>
     `xmlns:soapenv="${SOAP_ENVELOPE_NS}" xmlns:tns="${symxchangeService(wire.service).targetNamespace}" ` +
-    `xmlns:cmn="${SYMXCOMMON_NS}" xmlns:xsi="${XSI_NS}"`;
+    `xmlns:cmn="${SYMXCOMMON_NS}"${childXml.includes('xsi:') ? ` xmlns:xsi="${XSI_NS}"` : ''}`;
 
   const envelope = (wire: WireOperation, bodyElement: string, childXml: string) =>
-    `<soapenv:Envelope ${namespaces(wire)}><soapenv:Header/><soapenv:Body>` +
+    `<soapenv:Envelope ${namespaces(wire, childXml)}><soapenv:Header/><soapenv:Body>` +
     `<tns:${bodyElement}>${childXml}</tns:${bodyElement}></soapenv:Body></soapenv:Envelope>`;
 
   /** The single element of the Body, with its scope, after checking the envelope. */
