@@ -209,22 +209,18 @@ function withDeclarations(element: XmlElement, scope: Scope): Scope {
   return next;
 }
 
-/** Namespace URI and local name of a prefixed name ('' for no namespace). */
-function resolveName(name: string, scope: Scope, isAttribute: boolean): { uri: string; local: string } {
-  const colon = name.indexOf(':');
-  if (colon === -1) return { uri: isAttribute ? '' : (scope.get('') ?? ''), local: name };
-  const uri = scope.get(name.slice(0, colon));
-  if (uri === undefined) throw new SoapCodecError('XML_MALFORMED', `undeclared namespace prefix in ${name}`);
-  return { uri, local: name.slice(colon + 1) };
-}
-
-/** The namespace URI of a prefixed name, as `resolveName` has it (without building the pair). */
+/** The namespace URI of a prefixed name ('' for no namespace). */
 function namespaceOf(name: string, scope: Scope, isAttribute: boolean): string {
   const colon = name.indexOf(':');
   if (colon === -1) return isAttribute ? '' : (scope.get('') ?? '');
   const uri = scope.get(name.slice(0, colon));
   if (uri === undefined) throw new SoapCodecError('XML_MALFORMED', `undeclared namespace prefix in ${name}`);
   return uri;
+}
+
+/** Namespace URI and local name of a prefixed name. */
+function resolveName(name: string, scope: Scope, isAttribute: boolean): { uri: string; local: string } {
+  return { uri: namespaceOf(name, scope, isAttribute), local: localName(name) };
 }
 
 /** True when text is empty or whitespace (XML's: space, tab, CR, LF), without trimming a copy. */
@@ -654,7 +650,7 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
         for (const name in element.attributes) {
           const uri = namespaceOf(name, scope, true);
           if (uri === XSI_NS) continue;
-          const local = name.slice(name.indexOf(':') + 1);
+          const local = localName(name);
           // An attribute the XSD qualifies (findby's cmn:MessageId) is also taken unqualified, as SOAP
           // toolkits write attributes given by name.
           const declared =

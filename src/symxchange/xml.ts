@@ -100,6 +100,34 @@ export function escapeAttribute(text: string): string {
   return escapeText(text).replace(/["\t\n]/g, (c) => (c === '"' ? '&quot;' : c === '\t' ? '&#9;' : '&#10;'));
 }
 
+/** An element while its document is read: its children and text still growing. */
+interface OpenElement {
+  readonly name: string;
+  readonly attributes: Readonly<Record<string, string>>;
+  readonly declarations?: ReadonlyMap<string, string>;
+  readonly children: XmlElement[];
+  text: string;
+}
+
+/** A new element as both readers build it (one shape with declarations, one without). */
+function openElement(
+  name: string,
+  attributes: Readonly<Record<string, string>> | undefined,
+  declarations: ReadonlyMap<string, string> | undefined,
+): OpenElement {
+  return declarations
+    ? { name, attributes: attributes ?? NO_ATTRIBUTES, declarations, children: [], text: '' }
+    : { name, attributes: attributes ?? NO_ATTRIBUTES, children: [], text: '' };
+}
+
+/** The limits both readers enforce at each start tag: `elements` so far, `depth` of the open elements. */
+function checkLimits(elements: number, depth: number, limits: XmlLimits): void {
+  if (elements > limits.maxElements)
+    throw new SoapCodecError('XML_TOO_MANY_ELEMENTS', `the document has more than ${limits.maxElements} elements`);
+  if (depth >= limits.maxDepth)
+    throw new SoapCodecError('XML_TOO_DEEP', `elements nest deeper than ${limits.maxDepth}`);
+}
+
 /**
  * Parses a document safely: strict XML 1.0 (well-formed, only XML's characters), no DTD, the limits checked
  * on the way. Returns the root element; prefixes are kept as written (namespaces are the codec's).
@@ -118,15 +146,8 @@ export function parseXml(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): X
  * it for what the scanner leaves; the scanner's tests compare the two.
  */
 export function parseXmlWithSaxes(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): XmlElement {
-  interface Building {
-    readonly name: string;
-    readonly attributes: Readonly<Record<string, string>>;
-    readonly declarations?: ReadonlyMap<string, string>;
-    readonly children: XmlElement[];
-    text: string;
-  }
-  const open: Building[] = [];
-  let root: Building | undefined;
+  const open: OpenElement[] = [];
+  let root: OpenElement | undefined;
   let elements = 0;
   const parser = new SaxesParser({ xmlns: false, position: false });
   parser.on('doctype', () => {
@@ -134,10 +155,7 @@ export function parseXmlWithSaxes(xml: string, limits: XmlLimits = DEFAULT_XML_L
   });
   parser.on('opentag', (tag: SaxesTagPlain) => {
     elements += 1;
-    if (elements > limits.maxElements)
-      throw new SoapCodecError('XML_TOO_MANY_ELEMENTS', `the document has more than ${limits.maxElements} elements`);
-    if (open.length >= limits.maxDepth)
-      throw new SoapCodecError('XML_TOO_DEEP', `elements nest deeper than ${limits.maxDepth}`);
+    checkLimits(elements, open.length, limits);
     let declarations: Map<string, string> | undefined;
     let attributes: Record<string, string> | undefined;
     for (const name in tag.attributes) {
@@ -145,9 +163,7 @@ export function parseXmlWithSaxes(xml: string, limits: XmlLimits = DEFAULT_XML_L
       if (name === 'xmlns' || name.startsWith('xmlns:')) (declarations ??= new Map()).set(name.slice(6), value);
       else (attributes ??= Object.create(null) as Record<string, string>)[name] = value;
     }
-    const element: Building = declarations
-      ? { name: tag.name, attributes: attributes ?? NO_ATTRIBUTES, declarations, children: [], text: '' }
-      : { name: tag.name, attributes: attributes ?? NO_ATTRIBUTES, children: [], text: '' };
+    const element = openElement(tag.name, attributes, declarations);
     const parent = open[open.length - 1];
     if (parent) parent.children.push(element);
     else root = element;
@@ -293,13 +309,6 @@ function skipMisc(xml: string, i: number): number {
  */
 export function scanXml(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): XmlElement | undefined {
   if (!isXmlText(xml)) return undefined;
-  interface Building {
-    readonly name: string;
-    readonly attributes: Readonly<Record<string, string>>;
-    readonly declarations?: ReadonlyMap<string, string>;
-    readonly children: XmlElement[];
-    text: string;
-  }
   let i = 0;
   if (xml.startsWith('<?xml')) {
     const declaration = XML_DECLARATION.exec(xml);
@@ -308,8 +317,8 @@ export function scanXml(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): Xm
   }
   i = skipMisc(xml, i);
   if (i === -1 || xml.charCodeAt(i) !== LESS) return undefined;
-  const open: Building[] = [];
-  let root: Building | undefined;
+  const open: OpenElement[] = [];
+  let root: OpenElement | undefined;
   let elements = 0;
   while (!root || open.length > 0) {
     const current = open[open.length - 1];
@@ -397,13 +406,8 @@ export function scanXml(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): Xm
       j = close + 1;
     }
     elements += 1;
-    if (elements > limits.maxElements)
-      throw new SoapCodecError('XML_TOO_MANY_ELEMENTS', `the document has more than ${limits.maxElements} elements`);
-    if (open.length >= limits.maxDepth)
-      throw new SoapCodecError('XML_TOO_DEEP', `elements nest deeper than ${limits.maxDepth}`);
-    const element: Building = declarations
-      ? { name, attributes: attributes ?? NO_ATTRIBUTES, declarations, children: [], text: '' }
-      : { name, attributes: attributes ?? NO_ATTRIBUTES, children: [], text: '' };
+    checkLimits(elements, open.length, limits);
+    const element = openElement(name, attributes, declarations);
     if (current) current.children.push(element);
     else root = element;
     if (!empty) open.push(element);
