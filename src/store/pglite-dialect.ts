@@ -25,6 +25,14 @@ const { serialize } = protocol;
  */
 const MAX_PREPARED = 200;
 
+/**
+ * The longest the connection passes from one user to the next without letting the event loop turn. PGlite
+ * answers inside the process, so queued users would otherwise take it one after the other in a single
+ * turn, and Node.js accepts one new connection a turn: under load a new client waited seconds for its first
+ * answer while the connected ones were served (docs/performance.md).
+ */
+const MAX_TURN_MS = 2;
+
 /** How the one connection is used now, for the metrics: held (0 or 1), callers waiting for it, queries running. */
 export interface PGliteUsage {
   busy: number;
@@ -56,16 +64,39 @@ function frames(...messages: Uint8Array[]): Uint8Array {
  */
 class PGliteConnection implements DatabaseConnection {
   private readonly prepared = new Map<string, Prepared>();
+  /**
+   * A transaction's `begin`, not sent yet: it goes into the backend in the same call as the transaction's
+   * first statement (before it, as its own unnamed statement, with no Sync between), one call fewer per
+   * transaction. A statement that fails after it leaves the transaction failed, and Kysely rolls it back.
+   */
+  private pendingBegin: Uint8Array | undefined;
 
   constructor(
     private readonly pglite: PGlite,
     private readonly usage: PGliteUsage,
   ) {}
 
+  /** Starts a transaction with the next statement. */
+  begin(text: string): void {
+    this.pendingBegin = frames(serialize.parse({ text }), serialize.bind({}), serialize.execute({}));
+  }
+
+  /** The pending `begin`'s messages (none when there is none), now sent. */
+  private takeBegin(): Uint8Array[] {
+    const begin = this.pendingBegin;
+    this.pendingBegin = undefined;
+    return begin ? [begin] : [];
+  }
+
   private async prepare(text: string): Promise<Prepared> {
     const name = `s${this.prepared.size + 1}`;
     const { messages } = await this.pglite.execProtocol(
-      frames(serialize.parse({ name, text }), serialize.describe({ type: 'S', name }), serialize.sync()),
+      frames(
+        ...this.takeBegin(),
+        serialize.parse({ name, text }),
+        serialize.describe({ type: 'S', name }),
+        serialize.sync(),
+      ),
     );
     const prepared = { name, paramTypes: parse.parseDescribeStatementResults(messages) };
     this.prepared.set(text, prepared);
@@ -86,6 +117,7 @@ class PGliteConnection implements DatabaseConnection {
     const prepared =
       this.prepared.get(text) ?? (this.prepared.size < MAX_PREPARED ? await this.prepare(text) : undefined);
     if (!prepared) {
+      if (this.pendingBegin) await this.pglite.execProtocol(frames(...this.takeBegin(), serialize.sync()));
       const result = await this.pglite.query<R>(text, parameters as unknown[]);
       return { rows: result.rows, numAffectedRows: affected(result.affectedRows) };
     }
@@ -97,13 +129,15 @@ class PGliteConnection implements DatabaseConnection {
     });
     const { messages } = await this.pglite.execProtocol(
       frames(
+        ...this.takeBegin(),
         serialize.bind({ statement: prepared.name, values }),
         serialize.describe({ type: 'P' }),
         serialize.execute({}),
         serialize.sync(),
       ),
     );
-    const [result] = parse.parseResults(messages, this.pglite.parsers);
+    // The statement's result is the last (a `begin` sent with it has its own before it).
+    const result = parse.parseResults(messages, this.pglite.parsers).at(-1);
     return { rows: (result?.rows ?? []) as R[], numAffectedRows: affected(result?.affectedRows) };
   }
 
@@ -119,6 +153,7 @@ class PGliteDriver implements Driver {
   private readonly connection: PGliteConnection;
   private queue: Promise<void> = Promise.resolve();
   private release: (() => void) | undefined;
+  private turnStarted = performance.now();
 
   constructor(
     private readonly pglite: PGlite,
@@ -138,6 +173,10 @@ class PGliteDriver implements Driver {
     this.usage.waiting += 1;
     try {
       await previous;
+      if (performance.now() - this.turnStarted > MAX_TURN_MS) {
+        await new Promise(setImmediate);
+        this.turnStarted = performance.now();
+      }
     } finally {
       this.usage.waiting -= 1;
     }
@@ -148,7 +187,7 @@ class PGliteDriver implements Driver {
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const isolation = settings.isolationLevel ? ` isolation level ${settings.isolationLevel}` : '';
-    await connection.executeQuery(CompiledQuery.raw(`begin${isolation}`));
+    (connection as PGliteConnection).begin(`begin${isolation}`);
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
