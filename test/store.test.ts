@@ -131,6 +131,86 @@ describe('the query snapshot', () => {
   });
 });
 
+describe('the embedded database, one connection shared by every request', () => {
+  let database: Database;
+  before(async () => {
+    database = await openTestDatabase({});
+  });
+  after(async () => {
+    await database.close();
+  });
+
+  test('lets the event loop turn while statements queue for the connection, so new clients are accepted meanwhile', async () => {
+    const statements = 20;
+    let done = 0;
+    const queued = Array.from({ length: statements }, () =>
+      sql`select pg_sleep(0.005)`.execute(database.db).then(() => (done += 1)),
+    );
+    // Runs at the event loop's next turn, where Node.js also accepts connections: before the queue drains.
+    const doneAtNextTurn = new Promise<number>((resolve) => setImmediate(() => resolve(done)));
+    await Promise.all(queued);
+    assert.ok((await doneAtNextTurn) < statements, 'the queue ran to its end in one turn of the event loop');
+  });
+
+  describe('transactions, whose begin goes with their first statement', () => {
+    const db = () => database.db;
+    before(async () => {
+      await sql`create table tx_probe (n integer primary key)`.execute(db());
+    });
+
+    test('commit what they wrote, at the isolation level asked for', async () => {
+      const level = await db()
+        .transaction()
+        .setIsolationLevel('serializable')
+        .execute(async (tx) => {
+          await sql`insert into tx_probe values (1)`.execute(tx);
+          return (await sql<{ level: string }>`select current_setting('transaction_isolation') as level`.execute(tx))
+            .rows[0]?.level;
+        });
+      assert.equal(level, 'serializable');
+      assert.deepEqual((await sql`select n from tx_probe`.execute(db())).rows, [{ n: 1 }]);
+    });
+
+    test('roll back wholly when a later statement fails, and when the first one does', async () => {
+      await assert.rejects(
+        db()
+          .transaction()
+          .execute(async (tx) => {
+            await sql`insert into tx_probe values (2)`.execute(tx);
+            await sql`insert into tx_probe values (1)`.execute(tx);
+          }),
+        /duplicate key/,
+      );
+      await assert.rejects(
+        db()
+          .transaction()
+          .execute(async (tx) => {
+            await sql`select no_such_column from tx_probe`.execute(tx);
+          }),
+        /no_such_column/,
+      );
+      assert.deepEqual((await sql`select n from tx_probe order by n`.execute(db())).rows, [{ n: 1 }]);
+      // A savepoint is refused outside a transaction block: the connection is left outside any transaction.
+      await assert.rejects(sql`savepoint probe`.execute(db()), /only be used in transaction blocks/);
+    });
+
+    test('a transaction that runs nothing commits and rolls back cleanly', async () => {
+      await db()
+        .transaction()
+        .execute(async () => undefined);
+      await assert.rejects(
+        db()
+          .transaction()
+          .execute(async () => {
+            throw new Error('nothing done');
+          }),
+        /nothing done/,
+      );
+      assert.deepEqual((await sql`select count(*)::int as n from tx_probe`.execute(db())).rows, [{ n: 1 }]);
+    });
+  });
+});
+
 for (const backend of BACKENDS) {
   describe(`the store on ${backend.name}`, () => {
     let database: Database;
@@ -188,6 +268,21 @@ for (const backend of BACKENDS) {
           },
           CollateralTrackingList: { hasReachedMaximumListSize: false, CollateralTracking: [{ UserChar1: 'T1' }] },
         });
+      });
+
+      test('one plan read again and again answers each read for its own key and list maximum', async () => {
+        const kept = tree();
+        const read = (collateral: string, maximum: number) =>
+          recordTree.read(db, kept, { collateral_number: collateral }, maximum);
+        const full = await read(COLLATERAL, LIST_MAXIMUM);
+        assert.equal((await read(EMPTY_COLLATERAL, LIST_MAXIMUM))?.Number, EMPTY_COLLATERAL);
+        assert.equal(await read('7999999999', LIST_MAXIMUM), undefined);
+        const cut = await read(COLLATERAL, 2);
+        assert.deepEqual(cut?.CollateralCollHoldList, {
+          hasReachedMaximumListSize: true,
+          CollateralCollHold: [50, 150].map((amount, i) => ({ Locator: i + 1, Amount: amount })),
+        });
+        assert.deepEqual(await read(COLLATERAL, LIST_MAXIMUM), full);
       });
 
       test('a record without children has each of its child lists empty', async () => {

@@ -14,6 +14,7 @@ import { TEXT_PATTERN } from '../contract/envelope.js';
 import { PagingRequestContextSchema, readPage, type PagingRequest, type PagingScope } from './paging.js';
 import {
   compileFilter,
+  planMemo,
   readAnswerSchema,
   selectedPlan,
   type ChildrenFilter,
@@ -213,6 +214,18 @@ function recordFilter(record: RecordDef, kind: Kind, body: CollateralBody): Reco
   );
 }
 
+/**
+ * What decides a request's plan, as the key of its operation's plan memo: the selection, both filters, and
+ * a paged search's top-level query and bounds (a search's record filter is its SearchFilter, already there).
+ */
+const planKey = (record: RecordDef, kind: Kind, body: CollateralBody) =>
+  JSON.stringify([
+    kind.selects ? (body.SelectableFields ?? null) : null,
+    body.ChildrenSearchFilter ?? null,
+    body.SearchFilter ?? null,
+    kind.searchFilter ? null : (recordFilter(record, kind, body) ?? null),
+  ]);
+
 function readPlan(record: RecordDef, kind: Kind, body: CollateralBody): ReadPlan {
   const childrenFilter = kind.filtersChildren
     ? body.ChildrenSearchFilter
@@ -229,9 +242,15 @@ function readPlan(record: RecordDef, kind: Kind, body: CollateralBody): ReadPlan
   );
 }
 
-async function handle(name: string, record: RecordDef, kind: Kind, context: OperationContext, body: CollateralBody) {
+async function handle(
+  name: string,
+  record: RecordDef,
+  kind: Kind,
+  context: OperationContext,
+  body: CollateralBody,
+  plan: ReadPlan,
+) {
   const { db, config } = context;
-  const plan = readPlan(record, kind, body);
   // The parent's key; for the root, its own key. The records' children share it too.
   const key = parentKey(record, body);
 
@@ -262,6 +281,8 @@ async function handle(name: string, record: RecordDef, kind: Kind, context: Oper
 function collateralOperation(record: RecordDef, kindName: KindName) {
   const kind: Kind = KINDS[kindName];
   const name = `${kind.verb}${record.name}${kind.suffix}`;
+  const plans = planMemo();
+  const planOf = (body: CollateralBody) => plans(planKey(record, kind, body), () => readPlan(record, kind, body));
   return defineOperation({
     name,
     family: 'P2',
@@ -277,8 +298,8 @@ function collateralOperation(record: RecordDef, kindName: KindName) {
     // Spec: "Response shape by operation kind".
     response: readAnswerSchema(record, kind.shape),
     collateralOf: (body) => body.CollateralNumber,
-    readPlan: (body) => readPlan(record, kind, body),
-    handle: (context, body) => handle(name, record, kind, context, body),
+    readPlan: planOf,
+    handle: (context, body) => handle(name, record, kind, context, body, planOf(body)),
   });
 }
 

@@ -49,6 +49,29 @@ export function compileFilter(
   return query && bounds ? sql`(${query} and ${bounds})` : (query ?? bounds);
 }
 
+/** Distinct selections and filters whose plans an operation keeps. */
+const PLANS_KEPT = 256;
+
+/**
+ * An operation's plans by the request properties that decide them (`SelectableFields` and the filters,
+ * given as one JSON key): clients repeat a few selections, so each is resolved and compiled once, and the
+ * record reader can keep the SQL it builds for a plan (record-tree.ts). The oldest go past `PLANS_KEPT`.
+ * A selection or filter that is refused throws every time: nothing is kept for it.
+ * @example const plans = planMemo(); plans(JSON.stringify([body.SelectableFields]), () => readPlan(body))
+ */
+export function planMemo(): (key: string, build: () => ReadPlan) => ReadPlan {
+  const plans = new Map<string, ReadPlan>();
+  return (key, build) => {
+    let plan = plans.get(key);
+    if (plan === undefined) {
+      plan = build();
+      if (plans.size >= PLANS_KEPT) plans.delete(plans.keys().next().value!);
+      plans.set(key, plan);
+    }
+    return plan;
+  };
+}
+
 /** Everything: every field and every child list, recursively (operations without SelectableFields). */
 export function fullPlan(record: RecordDef): ReadPlan {
   return {

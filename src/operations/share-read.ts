@@ -17,7 +17,7 @@ import { recordNotFound } from '../contract/problems.js';
 import { recordTree } from '../store/record-tree.js';
 import type { Row } from '../store/records.js';
 import { readPage, type PagingRequest, type PagingScope } from './paging.js';
-import { readAnswerSchema, selectedPlan, type ReadPlan, type SelectableFields } from './read-plan.js';
+import { planMemo, readAnswerSchema, selectedPlan, type ReadPlan, type SelectableFields } from './read-plan.js';
 import { locatorName, SHARE_UPDATE_RECORDS, ShareIdSchema, ShareLocatorSchema } from './share-update.js';
 import { defineOperation, STAFF_AND_MEMBER_CREDENTIALS, type OperationContext, type RequestBody } from './types.js';
 
@@ -91,8 +91,14 @@ const parentKey = (record: RecordDef, body: ShareReadBody): Row =>
     ? { account_number: body.AccountNumber }
     : { account_number: body.AccountNumber, share_id: body.ShareId };
 
-async function handle(name: string, record: RecordDef, kind: Kind, context: OperationContext, body: ShareReadBody) {
-  const plan = readPlan(record, body);
+async function handle(
+  name: string,
+  record: RecordDef,
+  kind: Kind,
+  context: OperationContext,
+  body: ShareReadBody,
+  plan: ReadPlan,
+) {
   if (kind.shape === 'single') {
     const key = recordKey(record, body);
     const found = await recordTree.read(context.db, plan, key);
@@ -118,6 +124,9 @@ function shareReadOperation(record: RecordDef, kindName: KindName, family: Famil
   const kind: Kind = KINDS[kindName];
   const name = `get${record.name}${kind.suffix}`;
   const listedUnder = record === SHARE ? 'an account' : 'a share';
+  const plans = planMemo();
+  const planOf = (body: ShareReadBody) =>
+    plans(JSON.stringify(body.SelectableFields ?? null), () => readPlan(record, body));
   return defineOperation({
     name,
     family,
@@ -132,8 +141,8 @@ function shareReadOperation(record: RecordDef, kindName: KindName, family: Famil
     request: requestSchema(record, kind),
     // The account WSDL's responses: `<Record>` for one record; `<Record>` repeated and `Token` for a page.
     response: readAnswerSchema(record, kind.shape),
-    readPlan: (body) => readPlan(record, body),
-    handle: (context, body) => handle(name, record, kind, context, body),
+    readPlan: planOf,
+    handle: (context, body) => handle(name, record, kind, context, body, planOf(body)),
   });
 }
 

@@ -4,7 +4,7 @@
  * query; `recordTree.list` reads a list or a page of records under a parent in position order, then the
  * child lists of the whole page in one more query. The database builds the child lists as JSON.
  */
-import { sql, type RawBuilder } from 'kysely';
+import { CompiledQuery, sql, type RawBuilder } from 'kysely';
 import type { FieldDef, RecordDef } from '../catalog/index.js';
 import type { Db } from './database.js';
 import { quoted, selectList, whereKey, type Row, type WireRecord } from './records.js';
@@ -175,6 +175,39 @@ function finish(plan: ReadPlan, record: WireRecord): WireRecord {
   return record;
 }
 
+/** Stands for the value of a key column in a compiled read whose key values are bound per call. */
+class KeyValue {
+  constructor(readonly column: string) {}
+}
+
+/** A read's SQL for one plan, key columns and list maximum, with its parameters (key values to bind). */
+interface CompiledRead {
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
+}
+
+/**
+ * The compiled SQL of `readQuery` per plan, by key columns and list maximum: a plan's text (14 KB for a whole
+ * collateral tree) is built once, and each read binds its key's values. Plans that operations keep
+ * (read-plan.ts `planMemo`) are the same object on every request of their selection. Both databases compile
+ * with PostgreSQL's query compiler, so a text compiled on one serves the other.
+ */
+const compiledReads = new WeakMap<ReadPlan, Map<string, CompiledRead>>();
+
+function compiledRead(db: Db, plan: ReadPlan, key: Row, listMaximum: number): CompiledQuery<WireRecord> {
+  const shape = `${listMaximum}|${Object.keys(key).join('|')}`;
+  let byShape = compiledReads.get(plan);
+  if (!byShape) compiledReads.set(plan, (byShape = new Map()));
+  let read = byShape.get(shape);
+  if (!read) {
+    const placeholders = Object.fromEntries(Object.keys(key).map((column) => [column, new KeyValue(column)]));
+    const { sql: text, parameters } = readQuery(plan, placeholders, listMaximum).compile(db);
+    byShape.set(shape, (read = { sql: text, parameters }));
+  }
+  const parameters = read.parameters.map((value) => (value instanceof KeyValue ? key[value.column] : value));
+  return CompiledQuery.raw(read.sql, parameters) as CompiledQuery<WireRecord>;
+}
+
 export const recordTree = {
   /**
    * One record by its key, with the plan's fields and child lists (nested to any depth, each stopping at
@@ -185,7 +218,7 @@ export const recordTree = {
     if (listMaximum === undefined && (plan.children?.length ?? 0) > 0) {
       throw new Error(`reading the child lists of ${plan.record.name} needs the list maximum`);
     }
-    const { rows } = await readQuery(plan, key, listMaximum ?? 0).execute(db);
+    const { rows } = await db.executeQuery(compiledRead(db, plan, key, listMaximum ?? 0));
     return rows[0] && finish(plan, rows[0]);
   },
 
