@@ -78,7 +78,8 @@ function sendFault(reply: FastifyReply, request: FastifyRequest, problem: Proble
 function soapActionOf(request: FastifyRequest): string | undefined {
   const header = request.headers.soapaction;
   if (typeof header !== 'string') return undefined;
-  return header.trim().replace(/^"(.*)"$/, '$1');
+  const action = header.trim();
+  return action.length >= 2 && action.startsWith('"') && action.endsWith('"') ? action.slice(1, -1) : action;
 }
 
 export function registerSoapRoutes(app: FastifyInstance, options: SoapRoutesOptions): void {

@@ -47,6 +47,7 @@ import {
   SoapCodecError,
   escapeAttribute,
   escapeText,
+  isBlank,
   isPlainText,
   isXmlText,
   NO_ATTRIBUTES,
@@ -221,15 +222,6 @@ function namespaceOf(name: string, scope: Scope, isAttribute: boolean): string {
 /** Namespace URI and local name of a prefixed name. */
 function resolveName(name: string, scope: Scope, isAttribute: boolean): { uri: string; local: string } {
   return { uri: namespaceOf(name, scope, isAttribute), local: localName(name) };
-}
-
-/** True when text is empty or whitespace (XML's: space, tab, CR, LF), without trimming a copy. */
-function isBlank(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c !== 32 && c !== 10 && c !== 9 && c !== 13) return false;
-  }
-  return true;
 }
 
 function isNil(element: XmlElement, scope: Scope): boolean {
@@ -913,7 +905,7 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
 
   const endpointOperations = new Map<string, Map<string, CodecOperation>>();
   function endpointOperation(endpoint: Endpoint, local: string): CodecOperation | undefined {
-    const key = endpoint.family === 'P1' ? endpoint.service : `${endpoint.service}|P2`;
+    const key = `${endpoint.service}|${endpoint.family}`;
     let byName = endpointOperations.get(key);
     if (!byName) {
       byName = new Map(

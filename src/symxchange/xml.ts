@@ -94,9 +94,11 @@ export function escapeText(text: string): string {
   return text.replace(/[&<>\r]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&#13;'));
 }
 const MARKUP = /[&<>\r]/;
+const ATTRIBUTE_MARKUP = /[&<>\r"\t\n]/;
 
 /** An attribute value in double quotes: also quotes and the whitespace attribute normalisation would change. */
 export function escapeAttribute(text: string): string {
+  if (!ATTRIBUTE_MARKUP.test(text)) return text;
   return escapeText(text).replace(/["\t\n]/g, (c) => (c === '"' ? '&quot;' : c === '\t' ? '&#9;' : '&#10;'));
 }
 
@@ -206,6 +208,12 @@ const GREATER = 62;
 const LOWER_X = 120;
 
 const isSpace = (c: number) => c === SPACE || c === LINE_FEED || c === TAB || c === CARRIAGE_RETURN;
+
+/** True when text is empty or XML whitespace (space, tab, CR, LF), without trimming a copy. */
+export function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (!isSpace(text.charCodeAt(i))) return false;
+  return true;
+}
 
 /** ASCII name characters: 1 may start a name, 2 may only continue one (`-`, `.`, digits). */
 const NAME_CHAR = new Uint8Array(128);
