@@ -2,6 +2,7 @@
  * Load generation: one-off requests for checks, and autocannon runs (warm-up, then a measurement with
  * the server's memory sampled) that return a typed result.
  */
+import { request as httpRequest } from 'node:http';
 import autocannon from 'autocannon';
 import { sampleCpu, sampleRss } from './servers.js';
 
@@ -14,11 +15,43 @@ export interface Answer {
   readonly bytes: number;
 }
 
-/** One POST with a JSON body. */
-export async function post(url: string, path: string, headers: Headers, body: string): Promise<Answer> {
+/**
+ * One POST. With `fresh`, on a connection of its own, closed after the answer: a clustered server hands
+ * each new connection to its next worker, so fresh requests reach every worker (a kept-alive connection
+ * stays with one).
+ */
+export async function post(
+  url: string,
+  path: string,
+  headers: Headers,
+  body: string,
+  options: { fresh?: boolean } = {},
+): Promise<Answer> {
+  if (options.fresh) return postFresh(new URL(path, url), headers, body);
   const response = await fetch(`${url}${path}`, { method: 'POST', headers, body, signal: AbortSignal.timeout(30_000) });
   const buffer = Buffer.from(await response.arrayBuffer());
   return { status: response.status, text: buffer.toString('utf8'), bytes: buffer.length };
+}
+
+function postFresh(url: URL, headers: Headers, body: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      url,
+      { method: 'POST', headers: { ...headers, connection: 'close' }, agent: false, timeout: 30_000 },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const buffer = Buffer.concat(chunks);
+          resolve({ status: response.statusCode ?? 0, text: buffer.toString('utf8'), bytes: buffer.length });
+        });
+        response.on('error', reject);
+      },
+    );
+    request.on('timeout', () => request.destroy(new Error('no answer within 30 s')));
+    request.on('error', reject);
+    request.end(body);
+  });
 }
 
 /** The parsed JSON of an answer, or undefined when it is not JSON. */

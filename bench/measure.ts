@@ -69,7 +69,8 @@ async function check(target: Target, routed: ReadonlyMap<string, Route>): Promis
     for (let n = 0; n < CHECKED_REQUESTS; n += 1) {
       const request = operation.next();
       const headers = { ...target.headers, ...operation.headers };
-      const answer = await post(target.server.url, path, headers, request.body).catch(
+      // Each on a new connection, so that every worker of a cluster has answered before the warm-up.
+      const answer = await post(target.server.url, path, headers, request.body, { fresh: true }).catch(
         (error: Error) => `${error.message} (${String(error.cause ?? 'no cause')})`,
       );
       if (typeof answer === 'string') {
@@ -116,4 +117,31 @@ export async function measureScenario(
     },
   });
   return { ...base, ok: true, result, answerBytes };
+}
+
+/**
+ * Two halves of one measurement, taken apart, as one: their requests, errors and CPU together, their
+ * rates averaged, the higher p50, p99 and RSS. A failed half is the measurement.
+ */
+export function combined(first: Measurement, second: Measurement): Measurement {
+  if (!first.ok) return first;
+  if (!second.ok) return second;
+  const [a, b] = [first.result, second.result];
+  const requests = a.requests + b.requests;
+  const weighted = (x: number, y: number) => (requests > 0 ? (x * a.requests + y * b.requests) / requests : 0);
+  return {
+    ...first,
+    result: {
+      requestsPerSecond: (a.requestsPerSecond + b.requestsPerSecond) / 2,
+      p50Ms: Math.max(a.p50Ms, b.p50Ms),
+      p99Ms: Math.max(a.p99Ms, b.p99Ms),
+      requests,
+      non2xx: a.non2xx + b.non2xx,
+      timeouts: a.timeouts + b.timeouts,
+      socketErrors: a.socketErrors + b.socketErrors,
+      bytesPerResponse: Math.round(weighted(a.bytesPerResponse, b.bytesPerResponse)),
+      maxRssBytes: Math.max(a.maxRssBytes, b.maxRssBytes),
+      cpuMsPerRequest: Math.round(weighted(a.cpuMsPerRequest, b.cpuMsPerRequest) * 1000) / 1000,
+    },
+  };
 }

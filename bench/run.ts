@@ -15,7 +15,7 @@ import {
   type Dataset,
 } from './datasets.js';
 import { warmUpSeconds } from './load.js';
-import { measureScenario, type Measurement, type MeasurementSettings } from './measure.js';
+import { combined, measureScenario, type Measurement, type MeasurementSettings } from './measure.js';
 import {
   parseOptions,
   SCALE_CHECKS,
@@ -27,7 +27,7 @@ import {
 } from './options.js';
 import { gatewayLines, machineFacts, resultsTable, scaleCheckLines, writeResults } from './report.js';
 import { lookupScaleCheck, pagingScaleCheck, SCALE_MEASUREMENTS, SMALL_ACCOUNTS, type ScaleCheck } from './scale.js';
-import { measuredOn, SCENARIOS, type Scenario } from './scenarios.js';
+import { measuredOn, SCENARIOS, SOAP_PREFIX, type Scenario } from './scenarios.js';
 import { buildServers, installCleanup, stopAllChildren } from './servers.js';
 import {
   ceilingTarget,
@@ -169,6 +169,47 @@ function summary(measurement: Measurement): string {
   return `${requestsPerSecond.toFixed(0)} req/s, p50 ${p50Ms} ms, p99 ${p99Ms} ms${errors ? `, ${errors} errors` : ''}`;
 }
 
+/** A measurement to take: a scenario on a target, whole or one of its two halves. */
+interface Run {
+  readonly scenario: Scenario;
+  readonly target: Target;
+  readonly half?: 1 | 2;
+}
+
+/**
+ * Each scenario on each target it is measured on, scenario by scenario. A SOAP twin and its JSON scenario
+ * are measured on a target together, in halves and in the order JSON, SOAP, SOAP, JSON: the machine's
+ * speed drifts within a run (a shared VM), and the ratio of the two then meets the same drift on both
+ * sides; measured one after the other, a drift moved it by a third.
+ */
+function measurementOrder(targets: readonly Target[], scenarios: readonly Scenario[]): Run[] {
+  const order: Run[] = [];
+  const done = new Set<string>();
+  const measures = (scenario: Scenario, target: Target) =>
+    !done.has(`${scenario.name}|${target.id}`) && measuredOn(scenario, target.id);
+  const add = (...runs: Run[]) => {
+    for (const run of runs) {
+      done.add(`${run.scenario.name}|${run.target.id}`);
+      order.push(run);
+    }
+  };
+  for (const scenario of scenarios) {
+    const twin = scenarios.find((other) => other.name === `${SOAP_PREFIX}${scenario.name}`);
+    for (const target of targets) {
+      if (!measures(scenario, target)) continue;
+      if (twin && measures(twin, target)) {
+        add(
+          { scenario, target, half: 1 },
+          { scenario: twin, target, half: 1 },
+          { scenario: twin, target, half: 2 },
+          { scenario, target, half: 2 },
+        );
+      } else add({ scenario, target });
+    }
+  }
+  return order;
+}
+
 /** Measures every scenario on every target; coregate's answer sizes size the ceiling's answers. */
 async function measureAll(
   targets: readonly Target[],
@@ -177,18 +218,33 @@ async function measureAll(
   answerSizes: Map<string, number>,
 ): Promise<Measurement[]> {
   const measurements: Measurement[] = [];
-  const total = scenarios.reduce((sum, scenario) => sum + targets.filter((t) => measuredOn(scenario, t.id)).length, 0);
-  for (const scenario of scenarios) {
-    for (const target of targets.filter((t) => measuredOn(scenario, t.id))) {
-      process.stdout.write(`[${measurements.length + 1}/${total}] ${scenario.name} on ${target.label}: `);
-      const measurement = await measureScenario(target, scenario, settings);
-      console.log(summary(measurement));
-      measurements.push(measurement);
-      if (measurement.ok && (target.id === 'pg' || target.id === 'pglite')) {
-        for (const [operation, bytes] of Object.entries(measurement.answerBytes)) {
-          if (!answerSizes.has(operation)) answerSizes.set(operation, bytes);
-        }
+  const runs = measurementOrder(targets, scenarios);
+  const wholes = runs.filter((run) => run.half !== 2).length;
+  // A half lasts half the measurement, in whole seconds (autocannon's rate is a mean of seconds).
+  const halfSettings = { ...settings, seconds: Math.ceil(settings.seconds / 2) };
+  const firstHalves = new Map<string, Measurement>();
+  const report = (measurement: Measurement, target: Target) => {
+    process.stdout.write(`[${measurements.length + 1}/${wholes}] ${measurement.scenario} on ${target.label}: `);
+    console.log(summary(measurement));
+    measurements.push(measurement);
+    if (measurement.ok && (target.id === 'pg' || target.id === 'pglite')) {
+      for (const [operation, bytes] of Object.entries(measurement.answerBytes)) {
+        if (!answerSizes.has(operation)) answerSizes.set(operation, bytes);
       }
+    }
+  };
+  // A twin's second half ends before its JSON scenario's; it is reported after it.
+  let twinDone: Measurement | undefined;
+  for (const { scenario, target, half } of runs) {
+    const key = `${scenario.name}|${target.id}`;
+    const measurement = await measureScenario(target, scenario, half ? halfSettings : settings);
+    if (half === 1) firstHalves.set(key, measurement);
+    else if (half === undefined) report(measurement, target);
+    else if (scenario.name.startsWith(SOAP_PREFIX)) twinDone = combined(firstHalves.get(key)!, measurement);
+    else {
+      report(combined(firstHalves.get(key)!, measurement), target);
+      if (twinDone) report(twinDone, target);
+      twinDone = undefined;
     }
   }
   return measurements;
@@ -287,7 +343,14 @@ async function run(options: BenchOptions): Promise<void> {
   const runs =
     selection.scenarios.reduce((sum, scenario) => sum + measured.filter((id) => measuredOn(scenario, id)).length, 0) +
     (selection.scaleChecks ? SCALE_MEASUREMENTS : 0);
-  const minutes = (runs * (options.duration + warmUpSeconds(options.duration))) / 60;
+  // A SOAP twin and its JSON scenario on coregate are measured in halves, each with its own warm-up.
+  const coregates = measured.filter((id) => id === 'pg' || id === 'pglite').length;
+  const names = new Set(selection.scenarios.map((scenario) => scenario.name));
+  const twins = [...names].filter((name) => name.startsWith(SOAP_PREFIX) && names.has(name.slice(SOAP_PREFIX.length)));
+  const whole = options.duration + warmUpSeconds(options.duration);
+  const half = Math.ceil(options.duration / 2);
+  const halvesExtra = twins.length * coregates * 2 * (2 * (half + warmUpSeconds(half)) - whole);
+  const minutes = (runs * whole + halvesExtra) / 60;
   console.log(
     `Targets: ${selection.targets.join(', ') || 'none'}; ${selection.scenarios.length} scenarios` +
       `${selection.scaleChecks ? ' and the scale checks' : ''}; measuring takes about ${minutes.toFixed(1)} min`,

@@ -411,15 +411,15 @@ export function soapTwin(json: Operation): Operation {
     codec.encodeRequest(operation, JSON.parse(body) as Record<string, unknown>, { messageId: 'bench' });
   // Each distinct body is encoded once, with the values a share update changes per request (its account
   // and nickname) as markers that are then replaced: the marked JSON body is the template's key.
-  const varying = ['AccountNumber', 'Nickname'];
+  const varying = ['AccountNumber', 'Nickname'].map((field) => new RegExp(`"${field}":"([^"]*)"`));
   const templates = new Map<string, string>();
   const soapBody = (body: string) => {
     const values: string[] = [];
     const key = varying.reduce(
-      (text, field, i) =>
-        text.replace(new RegExp(`"${field}":"([^"]*)"`), (_whole, value: string) => {
+      (text, pattern, i) =>
+        text.replace(pattern, (whole: string, value: string) => {
           values[i] = value;
-          return `"${field}":"VARYING-${i}"`;
+          return whole.replace(`"${value}"`, `"VARYING-${i}"`);
         }),
       body,
     );
