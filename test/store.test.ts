@@ -152,6 +152,24 @@ describe('the embedded database, one connection shared by every request', () => 
     assert.ok((await doneAtNextTurn) < statements, 'the queue ran to its end in one turn of the event loop');
   });
 
+  test('keeps at most 200 statements prepared, letting the least recently used go', async () => {
+    const db = database.db;
+    const hot = 'select 1 as hot';
+    const prepared = async () =>
+      (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db)).rows.map(
+        (row) => row.statement,
+      );
+    for (let i = 0; i < 300; i++) {
+      assert.deepEqual((await sql.raw<{ n: number }>(`select ${i} as n`).execute(db)).rows, [{ n: i }]);
+      if (i % 50 === 0) await sql.raw(hot).execute(db);
+    }
+    const kept = await prepared();
+    assert.ok(kept.length <= 200, `${kept.length} statements prepared`);
+    assert.ok(kept.includes(hot), 'a statement used now and then stays prepared');
+    assert.ok(kept.includes('select 299 as n') && !kept.includes('select 0 as n'));
+    assert.deepEqual((await sql.raw('select 0 as n').execute(db)).rows, [{ n: 0 }], 'one let go is prepared again');
+  });
+
   describe('transactions, whose begin goes with their first statement', () => {
     const db = () => database.db;
     before(async () => {

@@ -19,9 +19,11 @@ import {
 const { serialize } = protocol;
 
 /**
- * Query texts kept as named prepared statements; further texts are parsed on every run. Each one's plan
- * stays in the WebAssembly heap, which never shrinks: a bench run with field selections and search
- * queries of many shapes peaked 35 MB lower with 200 than with 2,000 (docs/performance.md).
+ * Query texts kept as named prepared statements, the least recently used closed to make room for a new one.
+ * Each one's plan stays in the WebAssembly heap, which never shrinks: a bench run with field selections and
+ * search queries of many shapes peaked 35 MB lower with 200 than with 2,000 (docs/performance.md). Closing
+ * rather than refusing new ones keeps the hot statements prepared after a first start has run its
+ * migrations and seeding, a few hundred texts each run once.
  */
 const MAX_PREPARED = 200;
 
@@ -63,7 +65,11 @@ function frames(...messages: Uint8Array[]): Uint8Array {
  * its execution. One call into the backend per run (bind, describe, execute, sync).
  */
 class PGliteConnection implements DatabaseConnection {
+  /** Prepared statements by text, the least recently used first. */
   private readonly prepared = new Map<string, Prepared>();
+  private preparedCount = 0;
+  /** Close messages of the statements let go, sent with the next call. */
+  private closing: Uint8Array[] = [];
   /**
    * A transaction's `begin`, not sent yet: it goes into the backend in the same call as the transaction's
    * first statement (before it, as its own unnamed statement, with no Sync between), one call fewer per
@@ -81,18 +87,34 @@ class PGliteConnection implements DatabaseConnection {
     this.pendingBegin = frames(serialize.parse({ text }), serialize.bind({}), serialize.execute({}));
   }
 
-  /** The pending `begin`'s messages (none when there is none), now sent. */
-  private takeBegin(): Uint8Array[] {
-    const begin = this.pendingBegin;
+  /** What goes in ahead of the next statement, now sent: the statements let go, then the pending `begin`. */
+  private takePending(): Uint8Array[] {
+    const pending = this.pendingBegin ? [...this.closing, this.pendingBegin] : this.closing;
+    this.closing = [];
     this.pendingBegin = undefined;
-    return begin ? [begin] : [];
+    return pending;
+  }
+
+  /** The prepared statement of a text, prepared now if it is not kept. */
+  private async statement(text: string): Promise<Prepared> {
+    const kept = this.prepared.get(text);
+    if (!kept) return this.prepare(text);
+    this.prepared.delete(text);
+    this.prepared.set(text, kept);
+    return kept;
   }
 
   private async prepare(text: string): Promise<Prepared> {
-    const name = `s${this.prepared.size + 1}`;
+    if (this.prepared.size >= MAX_PREPARED) {
+      const [leastUsed, { name }] = this.prepared.entries().next().value!;
+      this.prepared.delete(leastUsed);
+      this.closing.push(serialize.close({ type: 'S', name }));
+    }
+    this.preparedCount += 1;
+    const name = `s${this.preparedCount}`;
     const { messages } = await this.pglite.execProtocol(
       frames(
-        ...this.takeBegin(),
+        ...this.takePending(),
         serialize.parse({ name, text }),
         serialize.describe({ type: 'S', name }),
         serialize.sync(),
@@ -114,13 +136,7 @@ class PGliteConnection implements DatabaseConnection {
 
   private async run<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
     const { sql: text, parameters } = compiledQuery;
-    const prepared =
-      this.prepared.get(text) ?? (this.prepared.size < MAX_PREPARED ? await this.prepare(text) : undefined);
-    if (!prepared) {
-      if (this.pendingBegin) await this.pglite.execProtocol(frames(...this.takeBegin(), serialize.sync()));
-      const result = await this.pglite.query<R>(text, parameters as unknown[]);
-      return { rows: result.rows, numAffectedRows: affected(result.affectedRows) };
-    }
+    const prepared = await this.statement(text);
     const serializers = this.pglite.serializers;
     const values = parameters.map((value, i) => {
       if (value === null || value === undefined) return null;
@@ -129,7 +145,7 @@ class PGliteConnection implements DatabaseConnection {
     });
     const { messages } = await this.pglite.execProtocol(
       frames(
-        ...this.takeBegin(),
+        ...this.takePending(),
         serialize.bind({ statement: prepared.name, values }),
         serialize.describe({ type: 'P' }),
         serialize.execute({}),
