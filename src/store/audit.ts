@@ -9,7 +9,7 @@
  * `bufferMax` events; a batch it refuses for its content is written row by row, so one bad event never
  * costs the others theirs. Values are made storable first (no NUL, no unpaired surrogate, column widths).
  */
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { isConnectionFailure, type Db } from './database.js';
 import { fixedTables } from './tables.js';
 
@@ -90,18 +90,25 @@ const AUDIT_COLUMNS = [
   'core_outcome',
 ] as const satisfies readonly (keyof AuditInsert)[];
 
+let insertText: string | undefined;
+
 /**
  * The queries of the audit trail. Events are inserted as one JSON parameter expanded by
  * json_populate_recordset: a batch of any size is one statement with one parameter.
  */
 export const auditEvents = {
   async insert(db: Db, events: readonly AuditEvent[]): Promise<void> {
-    const rows = sql<AuditInsert>`json_populate_recordset(null::audit_event, ${JSON.stringify(events.map(auditRow))}::json)`;
-    await fixedTables(db)
+    // The text is the same for every batch (its one parameter is the JSON): built by Kysely once.
+    insertText ??= fixedTables(db)
       .insertInto('audit_event')
       .columns(AUDIT_COLUMNS)
-      .expression((eb) => eb.selectFrom(rows.as('r')).select(AUDIT_COLUMNS))
-      .execute();
+      .expression((eb) =>
+        eb
+          .selectFrom(sql<AuditInsert>`json_populate_recordset(null::audit_event, ${'[]'}::json)`.as('r'))
+          .select(AUDIT_COLUMNS),
+      )
+      .compile().sql;
+    await db.executeQuery(CompiledQuery.raw(insertText, [JSON.stringify(events.map(auditRow))]));
   },
 
   /** Events since a time, optionally of one account (named in the event or its member), oldest first. */

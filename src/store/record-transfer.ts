@@ -102,7 +102,7 @@ class BatchSink implements RecordSink {
     if (rows.length === 0) return;
     this.pending.set(record, { rows: [], lines: [] });
     try {
-      await insertStatement(record, rows).execute(this.trx);
+      await this.trx.executeQuery(insertStatement(record, rows));
     } catch (error) {
       throw refusedRows(record, rows, lines, error);
     }

@@ -4,7 +4,7 @@
  * name. Protected fields (PAN, SSN, MICR) are turned into their HMAC and ciphertext columns here and
  * nowhere else. Reading records by key is `recordTree` (record-tree.ts).
  */
-import { sql, type RawBuilder } from 'kysely';
+import { CompiledQuery, sql, type RawBuilder } from 'kysely';
 import type { FieldDef, RecordDef } from '../catalog/index.js';
 import type { Secrets } from '../crypto/secrets.js';
 import type { Db } from './database.js';
@@ -42,19 +42,26 @@ export function toRow(record: RecordDef, values: WireRecord, keys: Row, secrets:
 const BATCH_ROWS = 2000;
 
 /**
- * The INSERT of a batch of rows: one JSON parameter expanded by json_populate_recordset, so there is no
- * bind-parameter limit and PostgreSQL converts every column from its JSON text.
+ * The text of an INSERT of rows from one JSON parameter (written as `parameter`, a `$n`) expanded by
+ * json_populate_recordset, so there is no bind-parameter limit and PostgreSQL converts every column from
+ * its JSON text.
  */
-export function insertStatement(record: RecordDef, rows: readonly Row[]): RawBuilder<unknown> {
-  const columnList = sql.join([...new Set(rows.flatMap((row) => Object.keys(row)))].map((c) => sql.id(c)));
-  return sql`insert into ${sql.table(record.table)} (${columnList})
-    select ${columnList} from json_populate_recordset(null::${sql.table(record.table)}, ${JSON.stringify(rows)}::json)`;
+export function insertSql(record: RecordDef, rows: readonly Row[], parameter: string): string {
+  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))].map(quoted).join(', ');
+  const table = quoted(record.table);
+  return `insert into ${table} (${columns})
+    select ${columns} from json_populate_recordset(null::${table}, ${parameter}::json)`;
+}
+
+/** The INSERT of a batch of rows (`insertSql`), its rows its one parameter. */
+export function insertStatement(record: RecordDef, rows: readonly Row[]): CompiledQuery {
+  return CompiledQuery.raw(insertSql(record, rows, '$1'), [JSON.stringify(rows)]);
 }
 
 /** Bulk insert, in batches of `insertStatement`. */
 export async function insertRows(db: Db, record: RecordDef, rows: readonly Row[]): Promise<void> {
   for (let start = 0; start < rows.length; start += BATCH_ROWS) {
-    await insertStatement(record, rows.slice(start, start + BATCH_ROWS)).execute(db);
+    await db.executeQuery(insertStatement(record, rows.slice(start, start + BATCH_ROWS)));
   }
 }
 
