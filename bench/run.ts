@@ -169,10 +169,10 @@ function summary(measurement: Measurement): string {
   return `${requestsPerSecond.toFixed(0)} req/s, p50 ${p50Ms} ms, p99 ${p99Ms} ms${errors ? `, ${errors} errors` : ''}`;
 }
 
-/** A measurement to take: a scenario on a target, whole or one of its two halves. */
-interface Run {
+/** A measurement to take: a scenario on a target (or its id alone), whole or one of its two halves. */
+interface Run<T extends { readonly id: string } = Target> {
   readonly scenario: Scenario;
-  readonly target: Target;
+  readonly target: T;
   readonly half?: 1 | 2;
 }
 
@@ -182,12 +182,15 @@ interface Run {
  * speed drifts within a run (a shared VM), and the ratio of the two then meets the same drift on both
  * sides; measured one after the other, a drift moved it by a third.
  */
-function measurementOrder(targets: readonly Target[], scenarios: readonly Scenario[]): Run[] {
-  const order: Run[] = [];
+function measurementOrder<T extends { readonly id: string }>(
+  targets: readonly T[],
+  scenarios: readonly Scenario[],
+): Run<T>[] {
+  const order: Run<T>[] = [];
   const done = new Set<string>();
-  const measures = (scenario: Scenario, target: Target) =>
+  const measures = (scenario: Scenario, target: T) =>
     !done.has(`${scenario.name}|${target.id}`) && measuredOn(scenario, target.id);
-  const add = (...runs: Run[]) => {
+  const add = (...runs: Run<T>[]) => {
     for (const run of runs) {
       done.add(`${run.scenario.name}|${run.target.id}`);
       order.push(run);
@@ -340,17 +343,16 @@ async function run(options: BenchOptions): Promise<void> {
         ? ['handwritten-pg', ...(options.skipPglite ? [] : ['handwritten-pglite'])]
         : [id],
   );
-  const runs =
-    selection.scenarios.reduce((sum, scenario) => sum + measured.filter((id) => measuredOn(scenario, id)).length, 0) +
-    (selection.scaleChecks ? SCALE_MEASUREMENTS : 0);
-  // A SOAP twin and its JSON scenario on coregate are measured in halves, each with its own warm-up.
-  const coregates = measured.filter((id) => id === 'pg' || id === 'pglite').length;
-  const names = new Set(selection.scenarios.map((scenario) => scenario.name));
-  const twins = [...names].filter((name) => name.startsWith(SOAP_PREFIX) && names.has(name.slice(SOAP_PREFIX.length)));
+  // The order measureAll takes, halves (each with its own warm-up) included, then the scale checks.
   const whole = options.duration + warmUpSeconds(options.duration);
   const half = Math.ceil(options.duration / 2);
-  const halvesExtra = twins.length * coregates * 2 * (2 * (half + warmUpSeconds(half)) - whole);
-  const minutes = (runs * whole + halvesExtra) / 60;
+  const seconds =
+    measurementOrder(
+      measured.map((id) => ({ id })),
+      selection.scenarios,
+    ).reduce((sum, run) => sum + (run.half ? half + warmUpSeconds(half) : whole), 0) +
+    (selection.scaleChecks ? SCALE_MEASUREMENTS * whole : 0);
+  const minutes = seconds / 60;
   console.log(
     `Targets: ${selection.targets.join(', ') || 'none'}; ${selection.scenarios.length} scenarios` +
       `${selection.scaleChecks ? ' and the scale checks' : ''}; measuring takes about ${minutes.toFixed(1)} min`,
