@@ -122,6 +122,23 @@ for (const backend of BACKENDS) {
       );
     });
 
+    test('FindBy answers from memory and from the database are counted, with the reads of the generation', async () => {
+      const body = { SSN: '111223333' };
+      const before = await metricsText(h);
+      const count = (text: string, result: string) =>
+        sample(text, 'coregate_lookup_cache_answers_total', { result }) ?? 0;
+      for (let i = 0; i < 2; i += 1) {
+        const response = await h.call('/gw/627/persistent/findby/findBySSN', body);
+        assert.equal(response.statusCode, 200, response.body);
+      }
+      const text = await metricsText(h);
+      assert.equal(count(text, 'miss') - count(before, 'miss'), 1);
+      assert.equal(count(text, 'hit') - count(before, 'hit'), 1);
+      const reads = (t: string) => sample(t, 'coregate_lookup_generation_reads_total') ?? 0;
+      assert.equal(reads(text) - reads(before), 2);
+      assert.ok(sample(text, 'coregate_lookup_cache_entries')! >= 1);
+    });
+
     test("the database's connections, callers waiting and queries running are gauges", async () => {
       // At rest: once the app's own background work (the audit writer, the start's sweep of idempotency keys) is done.
       await h.app.audit.flush();

@@ -541,19 +541,19 @@ for (const backend of BACKENDS) {
 
     describe('lookups', () => {
       test('activeCard finds the account of an active, unexpired card only', async () => {
-        assert.equal(await lookups.activeCard(db, secrets, '4000000000000002'), account(21));
-        assert.equal(await lookups.activeCard(db, secrets, '4000000000000010'), undefined, 'inactive');
-        assert.equal(await lookups.activeCard(db, secrets, '4000000000000028'), undefined, 'expired');
-        assert.equal(await lookups.activeCard(db, secrets, '4111111111111111'), undefined, 'unknown');
+        assert.equal(await lookups.activeCard(db, secrets.lookupHash('pan', '4000000000000002')), account(21));
+        assert.equal(await lookups.activeCard(db, secrets.lookupHash('pan', '4000000000000010')), undefined, 'inactive');
+        assert.equal(await lookups.activeCard(db, secrets.lookupHash('pan', '4000000000000028')), undefined, 'expired');
+        assert.equal(await lookups.activeCard(db, secrets.lookupHash('pan', '4111111111111111')), undefined, 'unknown');
       });
 
       test('anyCard finds the accounts of a card whatever its status or expiry', async () => {
-        assert.deepEqual(await lookups.anyCard(db, secrets, '4000000000000028'), [account(23)]);
-        assert.deepEqual(await lookups.anyCard(db, secrets, '4111111111111111'), []);
+        assert.deepEqual(await lookups.anyCard(db, secrets.lookupHash('pan', '4000000000000028')), [account(23)]);
+        assert.deepEqual(await lookups.anyCard(db, secrets.lookupHash('pan', '4111111111111111')), []);
       });
 
       test('a card number is matched by its keyed HMAC: under another secret it finds nothing', async () => {
-        assert.equal(await lookups.activeCard(db, secretsFromMaster(randomBytes(32)), '4000000000000002'), undefined);
+        assert.equal(await lookups.activeCard(db, secretsFromMaster(randomBytes(32)).lookupHash('pan', '4000000000000002')), undefined);
       });
 
       test('homeBankingUser matches the user name case-insensitively', async () => {
@@ -563,13 +563,13 @@ for (const backend of BACKENDS) {
       });
 
       test('micr finds the account and share of a MICR number and draft; micrAccount the account of any draft', async () => {
-        assert.deepEqual(await lookups.micr(db, secrets, '123456789012', '2'), {
+        assert.deepEqual(await lookups.micr(db, secrets.lookupHash('micr', '123456789012'), '2'), {
           accountNumber: account(25),
           shareId: '0011',
         });
-        assert.equal(await lookups.micr(db, secrets, '123456789012', '3'), undefined);
-        assert.equal(await lookups.micrAccount(db, secrets, '123456789012'), account(25));
-        assert.equal(await lookups.micrAccount(db, secrets, '999999999999'), undefined);
+        assert.equal(await lookups.micr(db, secrets.lookupHash('micr', '123456789012'), '3'), undefined);
+        assert.equal(await lookups.micrAccount(db, secrets.lookupHash('micr', '123456789012')), account(25));
+        assert.equal(await lookups.micrAccount(db, secrets.lookupHash('micr', '999999999999')), undefined);
       });
 
       test('lookup finds the account of a type and number, with its share when the lookup names one', async () => {
@@ -579,9 +579,9 @@ for (const backend of BACKENDS) {
       });
 
       test('bySsn lists distinct accounts with an account- or share-level name carrying the SSN, ascending, up to the limit', async () => {
-        assert.deepEqual(await lookups.bySsn(db, secrets, '123456789', 10), [account(29), account(30)]);
-        assert.deepEqual(await lookups.bySsn(db, secrets, '123456789', 1), [account(29)]);
-        assert.deepEqual(await lookups.bySsn(db, secrets, '111223333', 10), []);
+        assert.deepEqual(await lookups.bySsn(db, secrets.lookupHash('ssn', '123456789'), 10), [account(29), account(30)]);
+        assert.deepEqual(await lookups.bySsn(db, secrets.lookupHash('ssn', '123456789'), 1), [account(29)]);
+        assert.deepEqual(await lookups.bySsn(db, secrets.lookupHash('ssn', '111223333'), 10), []);
       });
 
       test('byShortName lists distinct accounts with a name of that short name, case-insensitive, ascending', async () => {

@@ -12,6 +12,7 @@ import { DEFAULT_SYM, type Config } from '../config.js';
 import type { CircuitState, Core } from '../core/index.js';
 import type { Authenticator } from '../security/authenticator.js';
 import { databaseUsage, type Db } from '../store/database.js';
+import { existingLookupCache } from '../store/lookup-cache.js';
 
 /** Latency buckets in seconds: a cached lookup takes about a millisecond, a core's timeout 15 s. */
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -89,6 +90,39 @@ export class ServiceMetrics {
         registers,
       }),
     };
+    const lookupCache = () => existingLookupCache(sources.db);
+    new Counter({
+      name: 'coregate_lookup_cache_answers_total',
+      help: 'FindBy answers served from memory (hit) and read from the database (miss)',
+      labelNames: ['result'],
+      registers,
+      collect() {
+        const cache = lookupCache();
+        if (!cache) return;
+        this.reset();
+        this.inc({ result: 'hit' }, cache.counts.hits);
+        this.inc({ result: 'miss' }, cache.counts.misses);
+      },
+    });
+    new Counter({
+      name: 'coregate_lookup_generation_reads_total',
+      help: 'Reads of the lookup generation, each shared by the FindBy lookups waiting for it',
+      registers,
+      collect() {
+        const cache = lookupCache();
+        if (!cache) return;
+        this.reset();
+        this.inc(cache.counts.generationReads);
+      },
+    });
+    new Gauge({
+      name: 'coregate_lookup_cache_entries',
+      help: 'FindBy answers kept in memory (at most COREGATE_LOOKUP_CACHE_ENTRIES)',
+      registers,
+      collect() {
+        this.set(lookupCache()?.size ?? 0);
+      },
+    });
     const usage = () => databaseUsage(sources.db);
     new Gauge({
       name: 'coregate_db_pool_connections',

@@ -3,6 +3,7 @@
  * lookup type plus number, SSN or short name. Nothing found is an empty result, never an error.
  */
 import { Type, type Static, type TObject, type TProperties } from 'typebox';
+import { lookupCache } from '../store/lookup-cache.js';
 import { lookups, type ShareMatch } from '../store/lookups.js';
 import { AccountNumberSchema, text } from '../contract/envelope.js';
 import { defineOperation, STAFF_CREDENTIALS, type OperationContext, type RequestBody } from './types.js';
@@ -49,6 +50,16 @@ function foundAccounts(result: unknown): string[] {
 }
 
 /**
+ * A lookup's answer, from memory when no change it depends on has been committed since it was read
+ * (store/lookup-cache.ts), else from `read`. `key` names the operation and its inputs, protected ones by
+ * their HMAC only.
+ */
+function cached<T>({ db, config }: OperationContext, key: readonly unknown[], read: () => Promise<T>): Promise<T> {
+  const cache = lookupCache(db, config.lookupCacheEntries);
+  return cache ? cache.answer(JSON.stringify(key), read) : read();
+}
+
+/**
  * The lookup keys have the core's lengths (docs/decisions.md, "SymXchange"); the spec requires each, so an
  * empty key is refused. A well-formed key nobody has finds nothing.
  */
@@ -81,32 +92,37 @@ export const FINDBY_OPERATIONS = [
     'Account of an active, unexpired card',
     { CardNumber },
     { AccountNumber: NullableAccountNumber, MessageId },
-    async (body, { db, secrets }) => ({
-      AccountNumber: (await lookups.activeCard(db, secrets, body.CardNumber)) ?? null,
-      MessageId: 'findByActiveCard',
-    }),
+    async (body, context) => {
+      const hmac = context.secrets.lookupHash('pan', body.CardNumber);
+      const account = await cached(context, ['activeCard', hmac.toString('base64')], () =>
+        lookups.activeCard(context.db, hmac),
+      );
+      return { AccountNumber: account ?? null, MessageId: 'findByActiveCard' };
+    },
   ),
   findBy(
     'findByAnyCard',
     'Accounts of a card number, active or not',
     { CardNumber },
     { AccountNumber: AccountNumbers, MessageId, Version_1: Null, _value_1: Null },
-    async (body, { db, secrets }) => ({
-      AccountNumber: await lookups.anyCard(db, secrets, body.CardNumber),
-      MessageId: 'findByAnyCard',
-      Version_1: null,
-      _value_1: null,
-    }),
+    async (body, context) => {
+      const hmac = context.secrets.lookupHash('pan', body.CardNumber);
+      const accounts = await cached(context, ['anyCard', hmac.toString('base64')], () =>
+        lookups.anyCard(context.db, hmac),
+      );
+      return { AccountNumber: accounts, MessageId: 'findByAnyCard', Version_1: null, _value_1: null };
+    },
   ),
   findBy(
     'findByHomeUser',
     'Account of a home-banking user name (case-insensitive)',
     { HomeBankingUserName: text(1, 20, 'Home banking user name') },
     { AccountNumber: NullableAccountNumber, MessageId },
-    async (body, { db }) => ({
-      AccountNumber: (await lookups.homeBankingUser(db, body.HomeBankingUserName)) ?? null,
-      MessageId: 'findByHomeUser',
-    }),
+    async (body, context) => {
+      const name = body.HomeBankingUserName;
+      const account = await cached(context, ['homeUser', name], () => lookups.homeBankingUser(context.db, name));
+      return { AccountNumber: account ?? null, MessageId: 'findByHomeUser' };
+    },
   ),
   findBy(
     'findByMICR',
@@ -116,10 +132,13 @@ export const FINDBY_OPERATIONS = [
       Draft: text(1, 10, 'Draft number'),
     },
     { Result: LookupResult, MessageId },
-    async (body, { db, secrets }) => ({
-      Result: lookupResult(await lookups.micr(db, secrets, body.MICR, body.Draft)),
-      MessageId: 'findByMICR',
-    }),
+    async (body, context) => {
+      const hmac = context.secrets.lookupHash('micr', body.MICR);
+      const match = await cached(context, ['micr', hmac.toString('base64'), body.Draft], () =>
+        lookups.micr(context.db, hmac, body.Draft),
+      );
+      return { Result: lookupResult(match), MessageId: 'findByMICR' };
+    },
   ),
   findBy(
     'findByLookup',
@@ -129,8 +148,11 @@ export const FINDBY_OPERATIONS = [
       LookupNumber: text(1, 20, 'Lookup number'),
     },
     { Result: LookupResult, AccountNumber: NullableAccountNumber, MessageId },
-    async (body, { db }) => {
-      const match = await lookups.lookup(db, body.LookupType, body.LookupNumber);
+    async (body, context) => {
+      const { LookupType, LookupNumber } = body;
+      const match = await cached(context, ['lookup', LookupType, LookupNumber], () =>
+        lookups.lookup(context.db, LookupType, LookupNumber),
+      );
       return { Result: lookupResult(match), AccountNumber: match?.accountNumber ?? null, MessageId: 'findByLookup' };
     },
   ),
@@ -141,10 +163,14 @@ export const FINDBY_OPERATIONS = [
       SSN: text(9, 9, 'The SSN: 9 characters, as the core takes it'),
     },
     { AccountNumber: AccountNumbers, MessageId },
-    async (body, { db, secrets, config }) => ({
-      AccountNumber: await lookups.bySsn(db, secrets, body.SSN, config.listMaximum),
-      MessageId: 'findBySSN',
-    }),
+    async (body, context) => {
+      const hmac = context.secrets.lookupHash('ssn', body.SSN);
+      const limit = context.config.listMaximum;
+      const accounts = await cached(context, ['ssn', hmac.toString('base64'), limit], () =>
+        lookups.bySsn(context.db, hmac, limit),
+      );
+      return { AccountNumber: accounts, MessageId: 'findBySSN' };
+    },
   ),
   // Spec: the findByShortName response lists only AccountNumber (no MessageId).
   findBy(
@@ -152,8 +178,12 @@ export const FINDBY_OPERATIONS = [
     'Accounts with a name record of that short name (case-insensitive)',
     { ShortName: text(1, 16, 'Short name') },
     { AccountNumber: AccountNumbers },
-    async (body, { db, config }) => ({
-      AccountNumber: await lookups.byShortName(db, body.ShortName, config.listMaximum),
-    }),
+    async (body, context) => {
+      const limit = context.config.listMaximum;
+      const accounts = await cached(context, ['shortName', body.ShortName, limit], () =>
+        lookups.byShortName(context.db, body.ShortName, limit),
+      );
+      return { AccountNumber: accounts };
+    },
   ),
 ];

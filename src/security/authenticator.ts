@@ -166,11 +166,11 @@ export class Authenticator {
         return ok ? { memberAccount: account } : undefined;
       },
       CardCredentials: async ({ CardNumber }) => {
-        const account = await lookups.activeCard(db, secrets, String(CardNumber));
+        const account = await lookups.activeCard(db, secrets.lookupHash('pan', String(CardNumber)));
         return account ? { memberAccount: account } : undefined;
       },
       MICRCredentials: async ({ MICRNumber }) => {
-        const account = await lookups.micrAccount(db, secrets, String(MICRNumber));
+        const account = await lookups.micrAccount(db, secrets.lookupHash('micr', String(MICRNumber)));
         return account ? { memberAccount: account } : undefined;
       },
       LookupCredentials: async (fields) => {

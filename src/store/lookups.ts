@@ -6,6 +6,20 @@ import { sql } from 'kysely';
 import type { Secrets } from '../crypto/secrets.js';
 import type { Db } from './database.js';
 
+/**
+ * The tables the lookups read, and the columns of each whose change can change an answer: the columns
+ * they match, order and return by. A committed change to any of them moves the lookup generation
+ * (schema.ts `lookupGenerationDdl`), which every answer kept in memory is checked against (lookup-cache.ts).
+ * A lookup that reads another column must name it here.
+ */
+export const LOOKUP_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  card: ['account_number', 'card_number_hmac', 'status', 'expiration_date'],
+  home_banking_user: ['account_number', 'user_name'],
+  micr: ['account_number', 'share_id', 'micr_number_hmac', 'draft'],
+  lookup: ['account_number', 'share_id', 'locator', 'lookup_type', 'lookup_number'],
+  share_name: ['account_number', 'ssn_hmac', 'short_name'],
+};
+
 /** Card status code of an active card; "active" also requires an expiration date not in the past. */
 export const CARD_STATUS_ACTIVE = 0;
 
@@ -19,26 +33,26 @@ async function accountNumbers(query: Promise<{ rows: { account_number: string }[
 }
 
 /**
- * The lookups, each a query of one lookup table. Those that match a protected value take the secrets
- * that key its HMAC.
+ * The lookups, each a query of one lookup table. Those that match a protected value take its keyed HMAC
+ * (`secrets.lookupHash`).
  */
 export const lookups = {
-  /** The account of an active, unexpired card with this number (the lowest, should several match). */
-  async activeCard(db: Db, secrets: Secrets, cardNumber: string): Promise<string | undefined> {
+  /** The account of an active, unexpired card with this number's HMAC (the lowest, should several match). */
+  async activeCard(db: Db, cardNumberHmac: Buffer): Promise<string | undefined> {
     const [account] = await accountNumbers(
       sql<{ account_number: string }>`select account_number from card
-        where card_number_hmac = ${secrets.lookupHash('pan', cardNumber)}
+        where card_number_hmac = ${cardNumberHmac}
           and status = ${CARD_STATUS_ACTIVE} and expiration_date >= current_date
         order by account_number limit 1`.execute(db),
     );
     return account;
   },
 
-  /** Distinct accounts with a card of this number, active or not, ascending. */
-  anyCard(db: Db, secrets: Secrets, cardNumber: string): Promise<string[]> {
+  /** Distinct accounts with a card of this number's HMAC, active or not, ascending. */
+  anyCard(db: Db, cardNumberHmac: Buffer): Promise<string[]> {
     return accountNumbers(
       sql<{ account_number: string }>`select distinct account_number from card
-        where card_number_hmac = ${secrets.lookupHash('pan', cardNumber)}
+        where card_number_hmac = ${cardNumberHmac}
         order by account_number`.execute(db),
     );
   },
@@ -52,19 +66,19 @@ export const lookups = {
     return account;
   },
 
-  /** The account and share of a MICR number and draft. */
-  async micr(db: Db, secrets: Secrets, micrNumber: string, draft: string): Promise<ShareMatch | undefined> {
+  /** The account and share of a MICR number's HMAC and a draft. */
+  async micr(db: Db, micrNumberHmac: Buffer, draft: string): Promise<ShareMatch | undefined> {
     const result = await sql<ShareMatch>`select account_number as "accountNumber", share_id as "shareId" from micr
-      where micr_number_hmac = ${secrets.lookupHash('micr', micrNumber)} and draft = ${draft}
+      where micr_number_hmac = ${micrNumberHmac} and draft = ${draft}
       order by account_number limit 1`.execute(db);
     return result.rows[0];
   },
 
   /** The account of a MICR number (any draft): the MICRCredentials lookup. */
-  async micrAccount(db: Db, secrets: Secrets, micrNumber: string): Promise<string | undefined> {
+  async micrAccount(db: Db, micrNumberHmac: Buffer): Promise<string | undefined> {
     const [account] = await accountNumbers(
       sql<{ account_number: string }>`select account_number from micr
-        where micr_number_hmac = ${secrets.lookupHash('micr', micrNumber)} order by account_number limit 1`.execute(db),
+        where micr_number_hmac = ${micrNumberHmac} order by account_number limit 1`.execute(db),
     );
     return account;
   },
@@ -77,11 +91,11 @@ export const lookups = {
     return result.rows[0];
   },
 
-  /** Distinct accounts with a name record (account- or share-level) carrying the SSN, ascending. */
-  bySsn(db: Db, secrets: Secrets, ssn: string, limit: number): Promise<string[]> {
+  /** Distinct accounts with a name record (account- or share-level) carrying the SSN of this HMAC, ascending. */
+  bySsn(db: Db, ssnHmac: Buffer, limit: number): Promise<string[]> {
     return accountNumbers(
       sql<{ account_number: string }>`select distinct account_number from share_name
-        where ssn_hmac = ${secrets.lookupHash('ssn', ssn)} order by account_number limit ${limit}`.execute(db),
+        where ssn_hmac = ${ssnHmac} order by account_number limit ${limit}`.execute(db),
     );
   },
 

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { recordDef, SHARE_RECORD_NAMES } from '../catalog/index.js';
-import { reconcileTableDdl, recordIndexDdl, schemaDdl } from './schema.js';
+import { lookupGenerationDdl, reconcileTableDdl, recordIndexDdl, schemaDdl } from './schema.js';
 import { fixedTables } from './tables.js';
 
 export interface Migration {
@@ -80,6 +80,8 @@ export const MIGRATIONS: readonly Migration[] = [
         (record) => `alter table ${record.table} set (fillfactor = ${record.fillFactor})`,
       ),
   },
+  // FindBy answers kept in memory are checked against a generation that every change they depend on moves.
+  { id: '0007_lookup_generation', statements: lookupGenerationDdl },
 ];
 
 /** Drops indexes and creates them as the catalog now defines them (on a new database: the same again, on empty tables). */

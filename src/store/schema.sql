@@ -1305,3 +1305,42 @@ create table app_user (
   password_hash text not null,
   created_at timestamptz not null default now()
 );
+
+create table if not exists coregate_lookup_generation (
+  id boolean primary key default true check (id),
+  generation bigint not null
+);
+
+insert into coregate_lookup_generation (id, generation) values (true, 0) on conflict (id) do nothing;
+
+create or replace function coregate_lookup_changed() returns trigger language plpgsql as $$
+begin
+  update coregate_lookup_generation set generation = generation + 1;
+  return null;
+end
+$$;
+
+drop trigger if exists coregate_lookup_changed on card;
+
+create trigger coregate_lookup_changed after insert or delete or truncate or update of account_number, card_number_hmac, status, expiration_date
+  on card for each statement execute function coregate_lookup_changed();
+
+drop trigger if exists coregate_lookup_changed on home_banking_user;
+
+create trigger coregate_lookup_changed after insert or delete or truncate or update of account_number, user_name
+  on home_banking_user for each statement execute function coregate_lookup_changed();
+
+drop trigger if exists coregate_lookup_changed on micr;
+
+create trigger coregate_lookup_changed after insert or delete or truncate or update of account_number, share_id, micr_number_hmac, draft
+  on micr for each statement execute function coregate_lookup_changed();
+
+drop trigger if exists coregate_lookup_changed on lookup;
+
+create trigger coregate_lookup_changed after insert or delete or truncate or update of account_number, share_id, locator, lookup_type, lookup_number
+  on lookup for each statement execute function coregate_lookup_changed();
+
+drop trigger if exists coregate_lookup_changed on share_name;
+
+create trigger coregate_lookup_changed after insert or delete or truncate or update of account_number, ssn_hmac, short_name
+  on share_name for each statement execute function coregate_lookup_changed();

@@ -3,6 +3,7 @@
  * (`npm run schema:snapshot`) so that every change to the tables is visible in review.
  */
 import { MONEY_SCALE, RATE_SCALE, RECORDS, type FieldDef, type RecordDef } from '../catalog/index.js';
+import { LOOKUP_COLUMNS } from './lookups.js';
 
 /** SQL type of a field's value column. */
 export function sqlTypeOf(field: FieldDef): string {
@@ -210,9 +211,37 @@ export const SYSTEM_DDL: readonly string[] = [
 )`,
 ];
 
-/** The whole schema: the catalog's tables, then the system tables. */
+/**
+ * The lookup generation: a counter that every committed change to a column a FindBy lookup reads moves
+ * (`LOOKUP_COLUMNS`: rows inserted, deleted or truncated, or one of those columns updated), in the
+ * changing transaction, by a statement trigger. An answer kept in memory is served only while the
+ * generation is the one it was read under (store/lookup-cache.ts). Each statement can be run again: it is
+ * also the migration that adds the generation to an older database.
+ */
+export function lookupGenerationDdl(): string[] {
+  return [
+    `create table if not exists coregate_lookup_generation (
+  id boolean primary key default true check (id),
+  generation bigint not null
+)`,
+    'insert into coregate_lookup_generation (id, generation) values (true, 0) on conflict (id) do nothing',
+    `create or replace function coregate_lookup_changed() returns trigger language plpgsql as $$
+begin
+  update coregate_lookup_generation set generation = generation + 1;
+  return null;
+end
+$$`,
+    ...Object.entries(LOOKUP_COLUMNS).flatMap(([table, columns]) => [
+      `drop trigger if exists coregate_lookup_changed on ${table}`,
+      `create trigger coregate_lookup_changed after insert or delete or truncate or update of ${columns.join(', ')}
+  on ${table} for each statement execute function coregate_lookup_changed()`,
+    ]),
+  ];
+}
+
+/** The whole schema: the catalog's tables, then the system tables and the lookup generation. */
 export function schemaDdl(): string[] {
-  return [...RECORDS.flatMap(recordTableDdl), ...SYSTEM_DDL];
+  return [...RECORDS.flatMap(recordTableDdl), ...SYSTEM_DDL, ...lookupGenerationDdl()];
 }
 
 /** Location of the committed DDL snapshot. */

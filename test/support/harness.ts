@@ -28,13 +28,19 @@ export const BACKENDS: readonly Backend[] = [
   ...(process.env.TEST_DATABASE_URL ? [{ name: 'postgres' as const, url: process.env.TEST_DATABASE_URL }] : []),
 ];
 
+/** A test's own database; on PostgreSQL, `reopen` connects once more to the same schema (another instance). */
+export interface TestDatabase extends Database {
+  readonly reopen?: () => Promise<Database>;
+}
+
 /** A migrated database of a test's own: in memory, or a fresh schema of TEST_DATABASE_URL dropped on close. */
-export async function openTestDatabase(backend: Pick<Backend, 'url'>): Promise<Database> {
+export async function openTestDatabase(backend: Pick<Backend, 'url'>): Promise<TestDatabase> {
   const schema = backend.url ? `test_${randomBytes(6).toString('hex')}` : undefined;
   const database = await openDatabase({ url: backend.url, schema });
   await migrate(database.db);
   return {
     ...database,
+    ...(backend.url ? { reopen: () => openDatabase({ url: backend.url, schema }) } : {}),
     async close() {
       await database.close();
       if (backend.url && schema) await dropSchema(backend.url, schema);
@@ -44,13 +50,18 @@ export async function openTestDatabase(backend: Pick<Backend, 'url'>): Promise<D
 
 export interface Harness {
   readonly app: FastifyInstance;
-  readonly database: Database;
+  readonly database: TestDatabase;
   readonly secrets: Secrets;
   readonly config: Config;
   /** A token with every scope. */
   readonly token: string;
   /** POSTs a body to a path with the token; `Credentials` default to the admin password. */
   call(path: string, body: Record<string, unknown>, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  /**
+   * Another instance of the service on the same database (PostgreSQL only): its own connections, app and
+   * caches, the same secrets and token. Closed with the harness.
+   */
+  anotherInstance(): Promise<Pick<Harness, 'app' | 'call'> & { readonly db: Database['db'] }>;
   tokenWith(scopes: readonly Scope[]): Promise<string>;
   /** Log lines written so far (the service's own pino output, with its redaction). */
   logs(): readonly string[];
@@ -86,6 +97,14 @@ export async function createHarness(
   };
   const app = await buildApp({ db: database.db, secrets, config, logger, ...appOptions });
   await app.ready();
+  const caller = (instance: FastifyInstance): Harness['call'] => (path, body, headers = {}) =>
+    instance.inject({
+      method: 'POST',
+      url: path,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+      payload: JSON.stringify({ Credentials: adminCredentials, ...body }),
+    });
+  const others: { app: FastifyInstance; database: Database }[] = [];
   let tokenCount = 0;
   return {
     app,
@@ -93,13 +112,14 @@ export async function createHarness(
     secrets,
     config,
     token,
-    call(path, body, headers = {}) {
-      return app.inject({
-        method: 'POST',
-        url: path,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
-        payload: JSON.stringify({ Credentials: adminCredentials, ...body }),
-      });
+    call: caller(app),
+    async anotherInstance() {
+      if (!database.reopen) throw new Error('another instance needs a database of its own: PostgreSQL');
+      const other = await database.reopen();
+      const otherApp = await buildApp({ db: other.db, secrets, config, logger, ...appOptions });
+      await otherApp.ready();
+      others.push({ app: otherApp, database: other });
+      return { app: otherApp, db: other.db, call: caller(otherApp) };
     },
     async tokenWith(scopes) {
       tokenCount += 1;
@@ -107,6 +127,10 @@ export async function createHarness(
     },
     logs: () => logLines,
     async close() {
+      for (const other of others) {
+        await other.app.close();
+        await other.database.close();
+      }
       await app.close();
       const logs = scrubLogNoise(logLines);
       const leaked = [...clearPans(logs), ...clearSsns(logs)];

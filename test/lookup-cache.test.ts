@@ -1,0 +1,290 @@
+/**
+ * FindBy answers kept in memory (store/lookup-cache.ts): served again only while nothing they read has
+ * changed; never after a committed change, whoever made it: this instance, another instance on the same
+ * database, or any other client of it.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import type { Db } from '../src/store/database.js';
+import { LookupCache, lookupCache } from '../src/store/lookup-cache.js';
+import { account, insert } from './support/fixtures.js';
+import { BACKENDS, createHarness, openTestDatabase, type Harness } from './support/harness.js';
+
+const P1 = '/gw/627/persistent/findby';
+const SHARE_NAME_UPDATE = '/gw/627/persistent/account/updateShareNameByID';
+
+async function loadFixtures(h: Harness): Promise<void> {
+  const { db } = h.database;
+  const keys = (n: number) => ({ account_number: account(n) });
+  await insert(db, h.secrets, 'Card', [
+    { keys: keys(1), Locator: 1, CardNumber: '4000000000000002', Status: 0, ExpirationDate: '2099-12-31' },
+    { keys: keys(2), Locator: 1, CardNumber: '4000000000000036', Status: 1, ExpirationDate: '2099-12-31' },
+    { keys: keys(3), Locator: 1, CardNumber: '4000000000000036', Status: 0, ExpirationDate: '2099-12-31' },
+  ]);
+  await insert(db, h.secrets, 'HomeBankingUser', [{ keys: keys(6), Locator: 1, UserName: 'JSmith42', Status: 0 }]);
+  await insert(db, h.secrets, 'Micr', [
+    { keys: keys(7), Locator: 1, MicrNumber: '123456789012', Draft: '1', ShareId: '0010' },
+  ]);
+  await insert(db, h.secrets, 'Lookup', [
+    { keys: keys(8), Locator: 1, LookupType: 5, LookupNumber: 'EMP-100', ShareId: '0001' },
+  ]);
+  await insert(db, h.secrets, 'ShareName', [
+    { keys: { ...keys(10), share_id: null }, Locator: 1, Ssn: '123456789', ShortName: 'SMITH J', Last: 'Smith' },
+    { keys: { ...keys(11), share_id: null }, Locator: 1, Ssn: '123456789', ShortName: 'SMITH J', Last: 'Smith' },
+    { keys: { ...keys(12), share_id: '0001' }, Locator: 3, Ssn: '555443333', ShortName: 'DOE A', Last: 'Doe' },
+  ]);
+}
+
+/** A change made by another client of the database, and what the lookup answers before and after it. */
+interface Case {
+  readonly title: string;
+  readonly operation: string;
+  readonly body: Record<string, unknown>;
+  readonly change: (db: Db, h: Harness) => Promise<unknown>;
+  readonly before: unknown;
+  readonly after: unknown;
+}
+
+const CASES: readonly Case[] = [
+  {
+    title: 'an SSN changed on a name record',
+    operation: 'findBySSN',
+    body: { SSN: '123456789' },
+    change: (db, h) =>
+      sql`update share_name set ssn_hmac = ${h.secrets.lookupHash('ssn', '999887777')}
+        where account_number = ${account(11)}`.execute(db),
+    before: { AccountNumber: [account(10), account(11)], MessageId: 'findBySSN' },
+    after: { AccountNumber: [account(10)], MessageId: 'findBySSN' },
+  },
+  {
+    title: 'a name record inserted',
+    operation: 'findByShortName',
+    body: { ShortName: 'DOE A' },
+    change: (db, h) =>
+      insert(db, h.secrets, 'ShareName', [
+        { keys: { account_number: account(9), share_id: null }, Locator: 1, ShortName: 'DOE A' },
+      ]),
+    before: { AccountNumber: [account(12)] },
+    after: { AccountNumber: [account(9), account(12)] },
+  },
+  {
+    title: 'a card deactivated',
+    operation: 'findByActiveCard',
+    body: { CardNumber: '4000000000000002' },
+    change: (db) => sql`update card set status = 1 where account_number = ${account(1)}`.execute(db),
+    before: { AccountNumber: account(1), MessageId: 'findByActiveCard' },
+    after: { AccountNumber: null, MessageId: 'findByActiveCard' },
+  },
+  {
+    title: 'a card expired',
+    operation: 'findByActiveCard',
+    body: { CardNumber: '4000000000000036' },
+    change: (db) => sql`update card set expiration_date = '2020-01-31' where account_number = ${account(3)}`.execute(db),
+    before: { AccountNumber: account(3), MessageId: 'findByActiveCard' },
+    after: { AccountNumber: null, MessageId: 'findByActiveCard' },
+  },
+  {
+    title: 'a card deleted',
+    operation: 'findByAnyCard',
+    body: { CardNumber: '4000000000000036' },
+    change: (db) => sql`delete from card where account_number = ${account(2)}`.execute(db),
+    before: { AccountNumber: [account(2), account(3)], MessageId: 'findByAnyCard', Version_1: null, _value_1: null },
+    after: { AccountNumber: [account(3)], MessageId: 'findByAnyCard', Version_1: null, _value_1: null },
+  },
+  {
+    title: 'a home-banking user renamed',
+    operation: 'findByHomeUser',
+    body: { HomeBankingUserName: 'jsmith42' },
+    change: (db) => sql`update home_banking_user set user_name = 'JSMITH43'`.execute(db),
+    before: { AccountNumber: account(6), MessageId: 'findByHomeUser' },
+    after: { AccountNumber: null, MessageId: 'findByHomeUser' },
+  },
+  {
+    title: 'a MICR moved to another share',
+    operation: 'findByMICR',
+    body: { MICR: '123456789012', Draft: '1' },
+    change: (db) => sql`update micr set share_id = '0020'`.execute(db),
+    before: { Result: { AccountNumber: account(7), IdType: 'SHARE', Id: '0010' }, MessageId: 'findByMICR' },
+    after: { Result: { AccountNumber: account(7), IdType: 'SHARE', Id: '0020' }, MessageId: 'findByMICR' },
+  },
+  {
+    title: 'a lookup number changed',
+    operation: 'findByLookup',
+    body: { LookupType: 5, LookupNumber: 'EMP-100' },
+    change: (db) => sql`update lookup set lookup_number = 'EMP-101'`.execute(db),
+    before: {
+      Result: { AccountNumber: account(8), IdType: 'SHARE', Id: '0001' },
+      AccountNumber: account(8),
+      MessageId: 'findByLookup',
+    },
+    after: { Result: null, AccountNumber: null, MessageId: 'findByLookup' },
+  },
+  {
+    title: 'the name records truncated',
+    operation: 'findBySSN',
+    body: { SSN: '555443333' },
+    change: (db) => sql`truncate share_name`.execute(db),
+    before: { AccountNumber: [account(12)], MessageId: 'findBySSN' },
+    after: { AccountNumber: [], MessageId: 'findBySSN' },
+  },
+];
+
+for (const backend of BACKENDS) {
+  describe(`FindBy answers from memory on ${backend.name}`, () => {
+    let h: Harness;
+    /** The database as another client sees it: another instance's connections on PostgreSQL. */
+    let otherClient: Db;
+    before(async () => {
+      h = await createHarness(backend);
+      await loadFixtures(h);
+      otherClient = backend.url ? (await h.anotherInstance()).db : h.database.db;
+    });
+    after(() => h.close());
+
+    const cache = () => lookupCache(h.database.db, h.config.lookupCacheEntries)!;
+    const find = async (call: Harness['call'], operation: string, body: Record<string, unknown>) => {
+      const response = await call(`${P1}/${operation}`, body);
+      assert.equal(response.statusCode, 200, response.body);
+      return response.json();
+    };
+
+    test('a lookup asked again with nothing changed is answered from memory', async () => {
+      const body = { SSN: '123456789' };
+      const first = await find(h.call, 'findBySSN', body);
+      const { hits } = cache().counts;
+      assert.deepEqual(await find(h.call, 'findBySSN', body), first);
+      assert.equal(cache().counts.hits, hits + 1);
+    });
+
+    test('a change to a column no lookup reads keeps the answers in memory', async () => {
+      const body = { SSN: '123456789' };
+      await find(h.call, 'findBySSN', body);
+      await sql`update share_name set last = 'Smythe' where account_number = ${account(10)}`.execute(otherClient);
+      const { hits } = cache().counts;
+      await find(h.call, 'findBySSN', body);
+      assert.equal(cache().counts.hits, hits + 1);
+    });
+
+    // In order: each case's change leaves the fixtures as the later cases expect them.
+    for (const c of CASES) {
+      test(`${c.operation} sees ${c.title} by another client at once`, async () => {
+        assert.deepEqual(await find(h.call, c.operation, c.body), c.before);
+        assert.deepEqual(await find(h.call, c.operation, c.body), c.before, 'answered again, from memory');
+        await c.change(otherClient, h);
+        assert.deepEqual(await find(h.call, c.operation, c.body), c.after);
+      });
+    }
+  });
+}
+
+/** A share name's short name, written through the API of an instance. */
+async function rename(call: Harness['call'], shortName: string): Promise<void> {
+  const response = await call(SHARE_NAME_UPDATE, {
+    AccountNumber: account(20),
+    ShareNameLocator: 1,
+    ShareNameFields: { ShortName: shortName },
+  });
+  assert.equal(response.statusCode, 200, response.body);
+  assert.equal(response.json().UpdateStatus.isAllFieldsUpdateSuccess, true, response.body);
+}
+
+for (const backend of BACKENDS) {
+  describe(`FindBy answers after an update through the API on ${backend.name}`, () => {
+    let h: Harness;
+    /** Where lookups are asked: another instance on PostgreSQL, the same one on the embedded database. */
+    let reader: Harness['call'];
+    before(async () => {
+      h = await createHarness(backend);
+      await insert(h.database.db, h.secrets, 'ShareName', [
+        { keys: { account_number: account(20), share_id: null }, Locator: 1, ShortName: 'NAME 0' },
+      ]);
+      reader = backend.url ? (await h.anotherInstance()).call : h.call;
+    });
+    after(() => h.close());
+
+    const accountsNamed = async (shortName: string) => {
+      const response = await reader(`${P1}/findByShortName`, { ShortName: shortName });
+      assert.equal(response.statusCode, 200, response.body);
+      return (response.json() as { AccountNumber: string[] }).AccountNumber;
+    };
+
+    test('every lookup after an acknowledged update answers as of the update, while other lookups keep arriving', async () => {
+      // Lookups of both names keep arriving throughout, so a read of the generation is always in flight
+      // when the update is acknowledged and the lookup that must see it arrives.
+      let running = true;
+      const background = (async () => {
+        let asked = 0;
+        while (running) {
+          await Promise.all([accountsNamed('NAME 0'), accountsNamed('OTHER')]);
+          asked += 2;
+        }
+        return asked;
+      })();
+      for (let i = 1; i <= 30; i += 1) {
+        assert.deepEqual(await accountsNamed(`NAME ${i - 1}`), [account(20)]);
+        assert.deepEqual(await accountsNamed(`NAME ${i}`), []);
+        await rename(h.call, `NAME ${i}`);
+        assert.deepEqual(await accountsNamed(`NAME ${i}`), [account(20)], `after rename ${i}`);
+        assert.deepEqual(await accountsNamed(`NAME ${i - 1}`), [], `the old name after rename ${i}`);
+      }
+      running = false;
+      assert.ok((await background) > 0);
+    });
+  });
+}
+
+describe('the lookup cache', () => {
+  let database: Awaited<ReturnType<typeof openTestDatabase>>;
+  before(async () => {
+    database = await openTestDatabase({});
+  });
+  after(() => database.close());
+
+  test('keeps at most its number of answers, dropping the least recently used', async () => {
+    const cache = new LookupCache(database.db, 2);
+    const reads: string[] = [];
+    const answer = (key: string) =>
+      cache.answer(key, async () => {
+        reads.push(key);
+        return [key];
+      });
+    await answer('a');
+    await answer('b');
+    await answer('a'); // a is now the most recently used
+    await answer('c'); // drops b
+    assert.equal(cache.size, 2);
+    await answer('a');
+    await answer('b');
+    assert.deepEqual(reads, ['a', 'b', 'c', 'b']);
+  });
+
+  test('a lookup arriving while the generation is being read waits for the next read; those waiting share it', async () => {
+    const cache = new LookupCache(database.db, 10);
+    const read = async () => ['0000000001'];
+    const first = cache.answer('k', read); // sends a read
+    const second = cache.answer('k', read); // arrives after it was sent: waits for the next
+    const third = cache.answer('k', read); // joins the second's
+    await Promise.all([first, second, third]);
+    assert.equal(cache.counts.generationReads, 2);
+    assert.deepEqual(cache.counts, { hits: 2, misses: 1, generationReads: 2 });
+  });
+
+  test('an answer kept is frozen: a request cannot change what the next one is served', async () => {
+    const cache = new LookupCache(database.db, 10);
+    const kept = await cache.answer('k', async () => ({ AccountNumber: ['0000000001'] }));
+    assert.throws(() => kept.AccountNumber.push('0000000002'), TypeError);
+  });
+
+  test('with no entries allowed there is no cache: every lookup reads the database', () => {
+    assert.equal(lookupCache(database.db, 0), undefined);
+  });
+
+  test('a lookup whose generation cannot be read fails, even with its answer in memory', async () => {
+    const own = await openTestDatabase({});
+    const cache = new LookupCache(own.db, 10);
+    assert.deepEqual(await cache.answer('k', async () => ['0000000001']), ['0000000001']);
+    await own.close();
+    await assert.rejects(cache.answer('k', async () => ['0000000001']));
+  });
+});
