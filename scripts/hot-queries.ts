@@ -70,7 +70,10 @@ export const HOT_QUERIES: readonly HotQuery[] = [
   request('findByLookup', { LookupType: 5, LookupNumber: 'EMP-100' }, LOOKUP_GENERATION),
   request('findBySSN', { SSN: '123-45-6789' }, LOOKUP_GENERATION),
   request('findByShortName', { ShortName: 'SMITH J' }, LOOKUP_GENERATION),
-  { name: 'MICRCredentials: lookups.micrAccount', run: (db) => lookups.micrAccount(db, secrets.lookupHash('micr', '123456789012')) },
+  {
+    name: 'MICRCredentials: lookups.micrAccount',
+    run: (db) => lookups.micrAccount(db, secrets.lookupHash('micr', '123456789012')),
+  },
   request(
     'getCorpTransferSelectFields',
     { CorpTransferGlobalSequenceDate: '2024-01-31', CorpTransferGlobalSequence: 7 },

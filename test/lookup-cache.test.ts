@@ -80,7 +80,8 @@ const CASES: readonly Case[] = [
     title: 'a card expired',
     operation: 'findByActiveCard',
     body: { CardNumber: '4000000000000036' },
-    change: (db) => sql`update card set expiration_date = '2020-01-31' where account_number = ${account(3)}`.execute(db),
+    change: (db) =>
+      sql`update card set expiration_date = '2020-01-31' where account_number = ${account(3)}`.execute(db),
     before: { AccountNumber: account(3), MessageId: 'findByActiveCard' },
     after: { AccountNumber: null, MessageId: 'findByActiveCard' },
   },
@@ -175,6 +176,28 @@ for (const backend of BACKENDS) {
         assert.deepEqual(await find(h.call, c.operation, c.body), c.after);
       });
     }
+
+    // On PostgreSQL: the embedded database has one connection, on which nothing runs concurrently.
+    if (backend.url)
+      test('transactions changing different lookup tables do not wait for each other (the sessions of a bulk load)', async () => {
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        let entered!: () => void;
+        const inside = new Promise<void>((resolve) => (entered = resolve));
+        const first = h.database.db.transaction().execute(async (trx) => {
+          await sql`update card set status = status where account_number = ${account(1)}`.execute(trx);
+          entered();
+          await held;
+        });
+        await inside;
+        // Would wait for the first transaction to end, and fail after the lock timeout, were they to share a counter.
+        await otherClient.transaction().execute(async (trx) => {
+          await sql`set local lock_timeout = '2s'`.execute(trx);
+          await sql`update share_name set short_name = short_name where account_number = ${account(10)}`.execute(trx);
+        });
+        release();
+        await first;
+      });
   });
 }
 

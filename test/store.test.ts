@@ -542,7 +542,11 @@ for (const backend of BACKENDS) {
     describe('lookups', () => {
       test('activeCard finds the account of an active, unexpired card only', async () => {
         assert.equal(await lookups.activeCard(db, secrets.lookupHash('pan', '4000000000000002')), account(21));
-        assert.equal(await lookups.activeCard(db, secrets.lookupHash('pan', '4000000000000010')), undefined, 'inactive');
+        assert.equal(
+          await lookups.activeCard(db, secrets.lookupHash('pan', '4000000000000010')),
+          undefined,
+          'inactive',
+        );
         assert.equal(await lookups.activeCard(db, secrets.lookupHash('pan', '4000000000000028')), undefined, 'expired');
         assert.equal(await lookups.activeCard(db, secrets.lookupHash('pan', '4111111111111111')), undefined, 'unknown');
       });
@@ -553,7 +557,10 @@ for (const backend of BACKENDS) {
       });
 
       test('a card number is matched by its keyed HMAC: under another secret it finds nothing', async () => {
-        assert.equal(await lookups.activeCard(db, secretsFromMaster(randomBytes(32)).lookupHash('pan', '4000000000000002')), undefined);
+        assert.equal(
+          await lookups.activeCard(db, secretsFromMaster(randomBytes(32)).lookupHash('pan', '4000000000000002')),
+          undefined,
+        );
       });
 
       test('homeBankingUser matches the user name case-insensitively', async () => {
@@ -579,7 +586,10 @@ for (const backend of BACKENDS) {
       });
 
       test('bySsn lists distinct accounts with an account- or share-level name carrying the SSN, ascending, up to the limit', async () => {
-        assert.deepEqual(await lookups.bySsn(db, secrets.lookupHash('ssn', '123456789'), 10), [account(29), account(30)]);
+        assert.deepEqual(await lookups.bySsn(db, secrets.lookupHash('ssn', '123456789'), 10), [
+          account(29),
+          account(30),
+        ]);
         assert.deepEqual(await lookups.bySsn(db, secrets.lookupHash('ssn', '123456789'), 1), [account(29)]);
         assert.deepEqual(await lookups.bySsn(db, secrets.lookupHash('ssn', '111223333'), 10), []);
       });

@@ -1,9 +1,9 @@
 /**
  * FindBy answers from memory, never older than a committed change, whichever instance made it.
  *
- * Every answer is kept with the lookup generation it was read under (schema.ts `lookupGenerationDdl`: a
- * counter that a statement trigger moves in every transaction changing a column a lookup reads) and the
- * database's date (an active card is one not yet expired). A lookup first reads the current generation:
+ * Every answer is kept with the lookup generation it was read under (schema.ts `lookupGenerationDdl`: the
+ * sum of counters, one per lookup table, that statement triggers move in every transaction changing a
+ * column a lookup reads) and the database's date (an active card is one not yet expired). A lookup first reads the current generation:
  * the answer kept for its key is served when it was read under that generation, and read from the
  * database (and kept) otherwise.
  *
@@ -94,11 +94,13 @@ export class LookupCache {
     this.waiting = [];
     this.reading = true;
     this.counts.generationReads += 1;
-    sql<{ generation: string }>`select generation || '|' || current_date as generation from coregate_lookup_generation`
+    sql<{
+      generation: string | null;
+    }>`select sum(generation) || '|' || current_date as generation from coregate_lookup_generation`
       .execute(this.db)
       .then(({ rows }) => {
         const generation = rows[0]?.generation;
-        if (generation === undefined) throw new Error('coregate_lookup_generation has no row');
+        if (typeof generation !== 'string') throw new Error('coregate_lookup_generation has no rows');
         for (const waiter of batch) waiter.resolve(generation);
       })
       .catch((error: unknown) => {

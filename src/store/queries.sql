@@ -2,7 +2,7 @@
 -- The SQL of the hot queries as the store sends it: $1, $2, … are bound parameters.
 
 -- findByActiveCard (1 of 2)
-select generation || '|' || current_date as generation
+select sum(generation) || '|' || current_date as generation
 from coregate_lookup_generation;
 
 -- findByActiveCard (2 of 2)
@@ -13,7 +13,7 @@ order by account_number
 limit 1;
 
 -- findByAnyCard (1 of 2)
-select generation || '|' || current_date as generation
+select sum(generation) || '|' || current_date as generation
 from coregate_lookup_generation;
 
 -- findByAnyCard (2 of 2)
@@ -23,7 +23,7 @@ where card_number_hmac = $1
 order by account_number;
 
 -- findByHomeUser (1 of 2)
-select generation || '|' || current_date as generation
+select sum(generation) || '|' || current_date as generation
 from coregate_lookup_generation;
 
 -- findByHomeUser (2 of 2)
@@ -33,7 +33,7 @@ where lower(user_name) = lower($1)
 limit 1;
 
 -- findByMICR (1 of 2)
-select generation || '|' || current_date as generation
+select sum(generation) || '|' || current_date as generation
 from coregate_lookup_generation;
 
 -- findByMICR (2 of 2)
@@ -45,7 +45,7 @@ order by account_number
 limit 1;
 
 -- findByLookup (1 of 2)
-select generation || '|' || current_date as generation
+select sum(generation) || '|' || current_date as generation
 from coregate_lookup_generation;
 
 -- findByLookup (2 of 2)
@@ -57,7 +57,7 @@ order by account_number, locator
 limit 1;
 
 -- findBySSN (1 of 2)
-select generation || '|' || current_date as generation
+select sum(generation) || '|' || current_date as generation
 from coregate_lookup_generation;
 
 -- findBySSN (2 of 2)
@@ -68,7 +68,7 @@ order by account_number
 limit $2;
 
 -- findByShortName (1 of 2)
-select generation || '|' || current_date as generation
+select sum(generation) || '|' || current_date as generation
 from coregate_lookup_generation;
 
 -- findByShortName (2 of 2)

@@ -1307,15 +1307,16 @@ create table app_user (
 );
 
 create table if not exists coregate_lookup_generation (
-  id boolean primary key default true check (id),
+  table_name varchar(63) primary key,
   generation bigint not null
 );
 
-insert into coregate_lookup_generation (id, generation) values (true, 0) on conflict (id) do nothing;
+insert into coregate_lookup_generation (table_name, generation)
+  values ('card', 0), ('home_banking_user', 0), ('micr', 0), ('lookup', 0), ('share_name', 0) on conflict (table_name) do nothing;
 
 create or replace function coregate_lookup_changed() returns trigger language plpgsql as $$
 begin
-  update coregate_lookup_generation set generation = generation + 1;
+  update coregate_lookup_generation set generation = generation + 1 where table_name = tg_table_name;
   return null;
 end
 $$;

@@ -212,22 +212,26 @@ export const SYSTEM_DDL: readonly string[] = [
 ];
 
 /**
- * The lookup generation: a counter that every committed change to a column a FindBy lookup reads moves
- * (`LOOKUP_COLUMNS`: rows inserted, deleted or truncated, or one of those columns updated), in the
- * changing transaction, by a statement trigger. An answer kept in memory is served only while the
- * generation is the one it was read under (store/lookup-cache.ts). Each statement can be run again: it is
- * also the migration that adds the generation to an older database.
+ * The lookup generation: a counter per lookup table that every committed change to a column a FindBy
+ * lookup reads moves (`LOOKUP_COLUMNS`: rows inserted, deleted or truncated, or one of those columns
+ * updated), in the changing transaction, by a statement trigger; their sum is the generation. An answer
+ * kept in memory is served only while the generation is the one it was read under (store/lookup-cache.ts).
+ * A counter per table: transactions changing different tables (the sessions of a bulk load) never wait for
+ * each other. Each statement can be run again: it is also the migration that adds the generation to an
+ * older database.
  */
 export function lookupGenerationDdl(): string[] {
+  const tables = Object.keys(LOOKUP_COLUMNS);
   return [
     `create table if not exists coregate_lookup_generation (
-  id boolean primary key default true check (id),
+  table_name varchar(63) primary key,
   generation bigint not null
 )`,
-    'insert into coregate_lookup_generation (id, generation) values (true, 0) on conflict (id) do nothing',
+    `insert into coregate_lookup_generation (table_name, generation)
+  values ${tables.map((table) => `('${table}', 0)`).join(', ')} on conflict (table_name) do nothing`,
     `create or replace function coregate_lookup_changed() returns trigger language plpgsql as $$
 begin
-  update coregate_lookup_generation set generation = generation + 1;
+  update coregate_lookup_generation set generation = generation + 1 where table_name = tg_table_name;
   return null;
 end
 $$`,

@@ -97,13 +97,15 @@ export async function createHarness(
   };
   const app = await buildApp({ db: database.db, secrets, config, logger, ...appOptions });
   await app.ready();
-  const caller = (instance: FastifyInstance): Harness['call'] => (path, body, headers = {}) =>
-    instance.inject({
-      method: 'POST',
-      url: path,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
-      payload: JSON.stringify({ Credentials: adminCredentials, ...body }),
-    });
+  const caller =
+    (instance: FastifyInstance): Harness['call'] =>
+    (path, body, headers = {}) =>
+      instance.inject({
+        method: 'POST',
+        url: path,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+        payload: JSON.stringify({ Credentials: adminCredentials, ...body }),
+      });
   const others: { app: FastifyInstance; database: Database }[] = [];
   let tokenCount = 0;
   return {
