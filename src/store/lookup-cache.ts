@@ -3,9 +3,9 @@
  *
  * Every answer is kept with the lookup generation it was read under (schema.ts `lookupGenerationDdl`: the
  * sum of counters, one per lookup table, that statement triggers move in every transaction changing a
- * column a lookup reads) and the database's date (an active card is one not yet expired). A lookup first reads the current generation:
- * the answer kept for its key is served when it was read under that generation, and read from the
- * database (and kept) otherwise.
+ * column a lookup reads) and the database's date (an active card is one not yet expired). A lookup first
+ * reads the current generation: the answer kept for its key is served when it was read under that
+ * generation, and read from the database (and kept) otherwise.
  *
  * The generation is read once for all the lookups waiting for it: a lookup joins the next read, never one
  * already sent, so the generation it is checked against was read after it arrived, and any change
@@ -16,6 +16,10 @@
  */
 import { sql } from 'kysely';
 import type { Db } from './database.js';
+
+/** The lookup generation and the database's date, as one text (null when the table has no rows). */
+const GENERATION = sql<{ generation: string | null }>`select sum(generation) || '|' || current_date as generation
+  from coregate_lookup_generation`;
 
 interface Entry {
   readonly generation: string;
@@ -55,7 +59,7 @@ export class LookupCache {
   /**
    * The answer of the lookup `key` (its operation and inputs: matching an HMAC, never the clear value),
    * from memory when no change it depends on has been committed since it was read, else from `read`.
-   * @example await cache.answer(`ssn|${hmac}|1000`, () => lookups.bySsn(db, secrets, ssn, 1000))
+   * @example await cache.answer(JSON.stringify(['ssn', hmac.toString('base64'), 1000]), () => lookups.bySsn(db, hmac, 1000))
    */
   async answer<T>(key: string, read: () => Promise<T>): Promise<T> {
     const generation = await this.generation();
@@ -94,10 +98,7 @@ export class LookupCache {
     this.waiting = [];
     this.reading = true;
     this.counts.generationReads += 1;
-    sql<{
-      generation: string | null;
-    }>`select sum(generation) || '|' || current_date as generation from coregate_lookup_generation`
-      .execute(this.db)
+    GENERATION.execute(this.db)
       .then(({ rows }) => {
         const generation = rows[0]?.generation;
         if (typeof generation !== 'string') throw new Error('coregate_lookup_generation has no rows');
