@@ -4,10 +4,13 @@
  * database, or any other client of it.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import type { Db } from '../src/store/database.js';
 import { LookupCache, lookupCache } from '../src/store/lookup-cache.js';
+import { LOOKUP_COLUMNS } from '../src/store/lookups.js';
+import { QUERY_SNAPSHOT_FILE } from '../src/store/query-snapshot.js';
 import { account, insert } from './support/fixtures.js';
 import { BACKENDS, createHarness, openTestDatabase, type Harness } from './support/harness.js';
 
@@ -263,6 +266,22 @@ describe('the lookup cache', () => {
     database = await openTestDatabase({});
   });
   after(() => database.close());
+
+  test('every column a lookup query reads is one whose change moves the generation', async () => {
+    // The lookups' SQL as the store sends it (a test keeps the snapshot equal to what the code builds).
+    const snapshot = readFileSync(QUERY_SNAPSHOT_FILE, 'utf8');
+    const queries = [...snapshot.matchAll(/^-- (findBy\w+) \(2 of 2\)\n([^;]*);$/gm)];
+    assert.equal(queries.length, 7, 'one query of each lookup');
+    for (const [, name, query = ''] of queries) {
+      const table = /\bfrom (\w+)/.exec(query)?.[1] ?? '';
+      const { rows } = await sql<{ column_name: string }>`select column_name from information_schema.columns
+        where table_schema = current_schema() and table_name = ${table}`.execute(database.db);
+      const read = rows.map((row) => row.column_name).filter((column) => new RegExp(`\\b${column}\\b`).test(query));
+      assert.ok(read.length > 0, `${name}: no column of ${table} found in its query`);
+      const unwatched = read.filter((column) => !LOOKUP_COLUMNS[table]?.includes(column));
+      assert.deepEqual(unwatched, [], `${name} reads columns of ${table} that LOOKUP_COLUMNS does not name`);
+    }
+  });
 
   test('keeps at most its number of answers, dropping the least recently used', async () => {
     const cache = new LookupCache(database.db, 2);
