@@ -116,7 +116,7 @@ export async function createHarness(
     token,
     call: caller(app),
     async anotherInstance() {
-      if (!database.reopen) throw new Error('another instance needs a database of its own: PostgreSQL');
+      if (!database.reopen) throw new Error('another instance needs PostgreSQL: an embedded database has one process');
       const other = await database.reopen();
       const otherApp = await buildApp({ db: other.db, secrets, config, logger, ...appOptions });
       await otherApp.ready();
