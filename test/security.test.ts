@@ -512,6 +512,19 @@ for (const backend of BACKENDS) {
         assert.equal(counter.scrypts, 3, 'the right one is checked once too');
       });
 
+      test('calls with the same credentials that arrive together share one scrypt, right or wrong', async () => {
+        const { counter, asAdminUnder } = countingAuthenticator(1_000);
+        const token = `together-${backend.name}`;
+        const right = await Promise.all(Array.from({ length: 20 }, () => asAdminUnder(token, 'test-admin-password')));
+        assert.ok(right.every((caller) => caller.userNumber === 0));
+        assert.equal(counter.scrypts, 1);
+        const wrong = await Promise.allSettled(
+          Array.from({ length: 20 }, () => asAdminUnder(token, 'wrong, together')),
+        );
+        assert.ok(wrong.every((outcome) => outcome.status === 'rejected'));
+        assert.equal(counter.scrypts, 2);
+      });
+
       test('a bearer name too long for the lockout subject column is hashed, so it neither fails nor collides', () => {
         const long = (tail: string) => `jwt:${'s'.repeat(200)}${tail}`;
         assert.equal(adminLockoutSubject('test'), 'admin@token:test');

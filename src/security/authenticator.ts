@@ -117,6 +117,12 @@ export class Authenticator {
    */
   private readonly verified = new ExpiringKeys(VERIFICATION_CACHE_ENTRIES);
   private readonly refused = new ExpiringKeys(VERIFICATION_CACHE_ENTRIES);
+  /**
+   * The scrypt checks running, by the same key: calls that arrive while one runs wait for its outcome. Once
+   * a remembered verification expires, every call in flight with those credentials misses at once; each
+   * running its own scrypt (16 MB and about 80 ms of CPU) made a burst of CPU and memory a minute.
+   */
+  private readonly checking = new Map<string, Promise<boolean>>();
   private readonly cacheKey: Buffer;
   private readonly verifyPassword: (password: string, stored: string) => Promise<boolean>;
   private adminHash: { value: string | undefined; readAt: number } | undefined;
@@ -332,16 +338,29 @@ export class Authenticator {
     return createHmac('sha256', this.cacheKey).update(`${subject}\0${password}\0${stored}`).digest('base64');
   }
 
-  /** scrypt, unless this outcome is remembered (for `credentialCacheMs`, either outcome). */
+  /**
+   * scrypt, unless this outcome is remembered (for `credentialCacheMs`, either outcome) or being checked
+   * for another call now (one scrypt serves both).
+   */
   private async verifyCached(subject: string, password: string, stored: string): Promise<boolean> {
     const key = this.cacheKeyOf(subject, password, stored);
     const now = Date.now();
     if (this.verified.has(key, now)) return true;
     if (this.refused.has(key, now)) return false;
-    const ok = await this.verifyPassword(password, stored);
-    if (this.policy.credentialCacheMs > 0)
-      (ok ? this.verified : this.refused).add(key, now + this.policy.credentialCacheMs);
-    return ok;
+    let check = this.checking.get(key);
+    if (!check) {
+      check = this.verifyPassword(password, stored).then((ok) => {
+        if (this.policy.credentialCacheMs > 0)
+          (ok ? this.verified : this.refused).add(key, Date.now() + this.policy.credentialCacheMs);
+        return ok;
+      });
+      this.checking.set(key, check);
+      void check.then(
+        () => this.checking.delete(key),
+        () => this.checking.delete(key),
+      );
+    }
+    return check;
   }
 
   /**
