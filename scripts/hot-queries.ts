@@ -45,8 +45,12 @@ const request = (name: string, body: Record<string, unknown>, answers?: readonly
   answers,
 });
 
-/** A lookup first reads the lookup generation (store/lookup-cache.ts), then, with nothing in memory, its table. */
-const LOOKUP_GENERATION = [[{ generation: '0|2024-01-31' }]];
+/**
+ * A lookup and a read of a collateral record first read their generation (store/answer-cache.ts), then,
+ * with nothing in memory, their tables.
+ */
+const GENERATION = [{ generation: '0|2024-01-31' }];
+const LOOKUP_GENERATION = [GENERATION];
 
 const COLLATERAL = '7000000001';
 /** Rows of a list read: their positions (the reader's bookkeeping column). */
@@ -93,7 +97,7 @@ export const HOT_QUERIES: readonly HotQuery[] = [
     { AccountNumber: '0000000001', ShareHoldLocator: 3, ShareHoldUpdatableFields: { Reference1: 'CHECK 1041' } },
     [[{ account_number: '0000000001', share_id: '0000', locator: 3, reference1: null }]],
   ),
-  request('getCollateralSelectFields', { CollateralNumber: COLLATERAL }, [[{}]]),
+  request('getCollateralSelectFields', { CollateralNumber: COLLATERAL }, [GENERATION, [{}]]),
   {
     name: 'getCollateralDocumentPagedList (a later page)',
     run: async (db) =>

@@ -38,9 +38,15 @@ export interface Config {
   readonly tokenCacheMs: number;
   /**
    * FindBy answers kept in memory (the least recently used dropped beyond it), each served only while no
-   * change it depends on has been committed since (store/lookup-cache.ts); 0 reads every lookup from the database.
+   * change it depends on has been committed since (store/answer-cache.ts); 0 reads every lookup from the database.
    */
   readonly lookupCacheEntries: number;
+  /**
+   * Megabytes of collateral answers kept in memory (as their JSON text; the least recently used dropped
+   * beyond it), each served only while nothing in the collateral tree has changed since; 0 reads every
+   * collateral record from the database.
+   */
+  readonly collateralCacheMb: number;
   /** Password failures in a row that lock a user number or member credential, and for how long. */
   readonly lockoutThreshold: number;
   readonly lockoutSeconds: number;
@@ -252,6 +258,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     credentialCacheMs: integer(env, 'COREGATE_CREDENTIAL_CACHE_MS', 60_000, 0, 3_600_000),
     tokenCacheMs: integer(env, 'COREGATE_TOKEN_CACHE_MS', 5_000, 0, 300_000),
     lookupCacheEntries: integer(env, 'COREGATE_LOOKUP_CACHE_ENTRIES', 10_000, 0, 10_000_000),
+    collateralCacheMb: integer(env, 'COREGATE_COLLATERAL_CACHE_MB', 16, 0, 65_536),
     lockoutThreshold: integer(env, 'COREGATE_LOCKOUT_THRESHOLD', 5, 1, 1000),
     lockoutSeconds: integer(env, 'COREGATE_LOCKOUT_SECONDS', 900, 1, 86_400 * 30),
     sessionIdleSeconds: integer(env, 'COREGATE_SESSION_IDLE_SECONDS', 900, 1, 86_400),

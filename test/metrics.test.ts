@@ -122,22 +122,33 @@ for (const backend of BACKENDS) {
       );
     });
 
-    test('FindBy answers from memory and from the database are counted, with the reads of the generation', async () => {
-      const body = { SSN: '111223333' };
-      const before = await metricsText(h);
-      const count = (text: string, result: string) =>
-        sample(text, 'coregate_lookup_cache_answers_total', { result }) ?? 0;
-      for (let i = 0; i < 2; i += 1) {
-        const response = await h.call('/gw/627/persistent/findby/findBySSN', body);
-        assert.equal(response.statusCode, 200, response.body);
-      }
-      const text = await metricsText(h);
-      assert.equal(count(text, 'miss') - count(before, 'miss'), 1);
-      assert.equal(count(text, 'hit') - count(before, 'hit'), 1);
-      const reads = (t: string) => sample(t, 'coregate_lookup_generation_reads_total') ?? 0;
-      assert.equal(reads(text) - reads(before), 2);
-      assert.ok(sample(text, 'coregate_lookup_cache_entries')! >= 1);
-    });
+    const cachedReads = [
+      { generation: 'lookup', path: '/gw/627/persistent/findby/findBySSN', body: { SSN: '111223333' }, status: 200 },
+      // A collateral no one has: its absence is an answer kept like any other.
+      {
+        generation: 'collateral',
+        path: '/gw/627/2022.01/collateral/getCollateral',
+        body: { CollateralNumber: '7999999999' },
+        status: 404,
+      },
+    ];
+    for (const { generation, path, body, status } of cachedReads) {
+      test(`${generation} answers from memory and from the database are counted, with the reads of the generation`, async () => {
+        const before = await metricsText(h);
+        const count = (text: string, result: string) =>
+          sample(text, `coregate_${generation}_cache_answers_total`, { result }) ?? 0;
+        for (let i = 0; i < 2; i += 1) {
+          const response = await h.call(path, body);
+          assert.equal(response.statusCode, status, response.body);
+        }
+        const text = await metricsText(h);
+        assert.equal(count(text, 'miss') - count(before, 'miss'), 1);
+        assert.equal(count(text, 'hit') - count(before, 'hit'), 1);
+        const reads = (t: string) => sample(t, `coregate_${generation}_generation_reads_total`) ?? 0;
+        assert.equal(reads(text) - reads(before), 2);
+        assert.ok(sample(text, `coregate_${generation}_cache_entries`)! >= 1);
+      });
+    }
 
     test("the database's connections, callers waiting and queries running are gauges", async () => {
       // At rest: once the app's own background work (the audit writer, the start's sweep of idempotency keys) is done.

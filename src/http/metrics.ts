@@ -12,11 +12,18 @@ import { DEFAULT_SYM, type Config } from '../config.js';
 import type { CircuitState, Core } from '../core/index.js';
 import type { Authenticator } from '../security/authenticator.js';
 import { databaseUsage, type Db } from '../store/database.js';
-import { existingLookupCache } from '../store/lookup-cache.js';
+import { existingAnswerCache } from '../store/answer-cache.js';
+import type { Generation } from '../store/schema.js';
 
 /** Latency buckets in seconds: a cached lookup takes about a millisecond, a core's timeout 15 s. */
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'half_open', 'open', 'isolated'];
+
+/** The caches of answers kept in memory, by the generation they are checked against (their metrics' name). */
+const CACHES: readonly { generation: Generation; what: string; capacity: string }[] = [
+  { generation: 'lookup', what: 'FindBy answers', capacity: 'COREGATE_LOOKUP_CACHE_ENTRIES' },
+  { generation: 'collateral', what: 'Collateral record answers', capacity: 'COREGATE_COLLATERAL_CACHE_MB of JSON' },
+];
 
 /** Which refusal counted: a token's budget of calls, or its stricter budget of FindBy lookups. */
 export type RateLimit = 'token' | 'findby';
@@ -90,39 +97,41 @@ export class ServiceMetrics {
         registers,
       }),
     };
-    const lookupCache = () => existingLookupCache(sources.db);
-    new Counter({
-      name: 'coregate_lookup_cache_answers_total',
-      help: 'FindBy answers served from memory (hit) and read from the database (miss)',
-      labelNames: ['result'],
-      registers,
-      collect() {
-        const cache = lookupCache();
-        if (!cache) return;
-        this.reset();
-        this.inc({ result: 'hit' }, cache.counts.hits);
-        this.inc({ result: 'miss' }, cache.counts.misses);
-      },
-    });
-    new Counter({
-      name: 'coregate_lookup_generation_reads_total',
-      help: 'Reads of the lookup generation, each shared by the FindBy lookups waiting for it',
-      registers,
-      collect() {
-        const cache = lookupCache();
-        if (!cache) return;
-        this.reset();
-        this.inc(cache.counts.generationReads);
-      },
-    });
-    new Gauge({
-      name: 'coregate_lookup_cache_entries',
-      help: 'FindBy answers kept in memory (at most COREGATE_LOOKUP_CACHE_ENTRIES)',
-      registers,
-      collect() {
-        this.set(lookupCache()?.size ?? 0);
-      },
-    });
+    for (const { generation, what, capacity } of CACHES) {
+      const cache = () => existingAnswerCache(sources.db, generation);
+      new Counter({
+        name: `coregate_${generation}_cache_answers_total`,
+        help: `${what} served from memory (hit) and read from the database (miss)`,
+        labelNames: ['result'],
+        registers,
+        collect() {
+          const counts = cache()?.counts;
+          if (!counts) return;
+          this.reset();
+          this.inc({ result: 'hit' }, counts.hits);
+          this.inc({ result: 'miss' }, counts.misses);
+        },
+      });
+      new Counter({
+        name: `coregate_${generation}_generation_reads_total`,
+        help: `Reads of the ${generation} generation, each shared by the reads waiting for it`,
+        registers,
+        collect() {
+          const counts = cache()?.counts;
+          if (!counts) return;
+          this.reset();
+          this.inc(counts.generationReads);
+        },
+      });
+      new Gauge({
+        name: `coregate_${generation}_cache_entries`,
+        help: `${what} kept in memory (at most ${capacity})`,
+        registers,
+        collect() {
+          this.set(cache()?.size ?? 0);
+        },
+      });
+    }
     const usage = () => databaseUsage(sources.db);
     new Gauge({
       name: 'coregate_db_pool_connections',

@@ -8,6 +8,7 @@ import { filterBounds, INT4_MAX, INT4_MIN, recordDef, type RecordDef } from '../
 import { filterBoundProperties, QuerySchema, schemaIds } from '../catalog/schemas.js';
 import { symxchangeOperation } from '../catalog/symxchange/index.js';
 import { recordNotFound } from '../contract/problems.js';
+import { answerCache } from '../store/answer-cache.js';
 import { recordTree } from '../store/record-tree.js';
 import type { Row } from '../store/records.js';
 import { TEXT_PATTERN } from '../contract/envelope.js';
@@ -242,6 +243,18 @@ function readPlan(record: RecordDef, kind: Kind, body: CollateralBody): ReadPlan
   );
 }
 
+/** An answer's weight in a cache of collateral answers: its JSON text's length (an absent record weighs 1). */
+const jsonLength = (value: unknown) => (value === undefined ? 1 : JSON.stringify(value).length);
+
+/**
+ * A record read's answer, from memory when nothing in the collateral tree has changed since it was read
+ * (store/answer-cache.ts), else from `read`. `key` names the operation, the plan and the record.
+ */
+function cached<T>({ db, config }: OperationContext, key: readonly unknown[], read: () => Promise<T>): Promise<T> {
+  const cache = answerCache(db, 'collateral', config.collateralCacheMb * 1024 * 1024, jsonLength);
+  return cache ? cache.answer(JSON.stringify(key), read) : read();
+}
+
 async function handle(
   name: string,
   record: RecordDef,
@@ -256,7 +269,9 @@ async function handle(
 
   if (kind.shape === 'single') {
     const fullKey = record === ROOT ? key : { ...key, [record.positionColumn!]: locatorOf(body, record) };
-    const found = await recordTree.read(db, plan, fullKey, config.listMaximum);
+    const found = await cached(context, [name, planKey(record, kind, body), ...Object.values(fullKey)], () =>
+      recordTree.read(db, plan, fullKey, config.listMaximum),
+    );
     if (!found) throw recordNotFound(`No ${record.name} ${Object.values(fullKey).join('/')}`);
     return { [record.name]: found };
   }

@@ -3,7 +3,7 @@
  * lookup type plus number, SSN or short name. Nothing found is an empty result, never an error.
  */
 import { Type, type Static, type TObject, type TProperties } from 'typebox';
-import { lookupCache } from '../store/lookup-cache.js';
+import { answerCache } from '../store/answer-cache.js';
 import { lookups, type ShareMatch } from '../store/lookups.js';
 import { AccountNumberSchema, text } from '../contract/envelope.js';
 import { defineOperation, STAFF_CREDENTIALS, type OperationContext, type RequestBody } from './types.js';
@@ -51,11 +51,11 @@ function foundAccounts(result: unknown): string[] {
 
 /**
  * A lookup's answer, from memory when no change it depends on has been committed since it was read
- * (store/lookup-cache.ts), else from `read`. `key` names the operation and its inputs, protected ones by
+ * (store/answer-cache.ts), else from `read`. `key` names the operation and its inputs, protected ones by
  * their HMAC only.
  */
 function cached<T>({ db, config }: OperationContext, key: readonly unknown[], read: () => Promise<T>): Promise<T> {
-  const cache = lookupCache(db, config.lookupCacheEntries);
+  const cache = answerCache(db, 'lookup', config.lookupCacheEntries);
   return cache ? cache.answer(JSON.stringify(key), read) : read();
 }
 

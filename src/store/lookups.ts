@@ -9,7 +9,7 @@ import type { Db } from './database.js';
 /**
  * The tables the lookups read, and the columns of each whose change can change an answer: the columns
  * they match, order and return by. A committed change to any of them moves the lookup generation
- * (schema.ts `lookupGenerationDdl`), which every answer kept in memory is checked against (lookup-cache.ts).
+ * (schema.ts `generationDdl`), which every answer kept in memory is checked against (answer-cache.ts).
  * A lookup that reads another column must name it here.
  */
 export const LOOKUP_COLUMNS: Readonly<Record<string, readonly string[]>> = {

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { recordDef, SHARE_RECORD_NAMES } from '../catalog/index.js';
-import { lookupGenerationDdl, reconcileTableDdl, recordIndexDdl, schemaDdl } from './schema.js';
+import { generationDdl, reconcileTableDdl, recordIndexDdl, schemaDdl } from './schema.js';
 import { fixedTables } from './tables.js';
 
 export interface Migration {
@@ -81,7 +81,9 @@ export const MIGRATIONS: readonly Migration[] = [
       ),
   },
   // FindBy answers kept in memory are checked against a generation that every change they depend on moves.
-  { id: '0007_lookup_generation', statements: lookupGenerationDdl },
+  { id: '0007_lookup_generation', statements: generationDdl },
+  // Reads of collateral records kept in memory are checked against a generation of the collateral tree's tables.
+  { id: '0008_collateral_generation', statements: generationDdl },
 ];
 
 /** Drops indexes and creates them as the catalog now defines them (on a new database: the same again, on empty tables). */

@@ -3,7 +3,8 @@
 
 -- findByActiveCard (1 of 2)
 select sum(generation) || '|' || current_date as generation
-from coregate_lookup_generation;
+from coregate_lookup_generation
+where table_name in ('card', 'home_banking_user', 'micr', 'lookup', 'share_name');
 
 -- findByActiveCard (2 of 2)
 select account_number
@@ -14,7 +15,8 @@ limit 1;
 
 -- findByAnyCard (1 of 2)
 select sum(generation) || '|' || current_date as generation
-from coregate_lookup_generation;
+from coregate_lookup_generation
+where table_name in ('card', 'home_banking_user', 'micr', 'lookup', 'share_name');
 
 -- findByAnyCard (2 of 2)
 select distinct account_number
@@ -24,7 +26,8 @@ order by account_number;
 
 -- findByHomeUser (1 of 2)
 select sum(generation) || '|' || current_date as generation
-from coregate_lookup_generation;
+from coregate_lookup_generation
+where table_name in ('card', 'home_banking_user', 'micr', 'lookup', 'share_name');
 
 -- findByHomeUser (2 of 2)
 select account_number
@@ -34,7 +37,8 @@ limit 1;
 
 -- findByMICR (1 of 2)
 select sum(generation) || '|' || current_date as generation
-from coregate_lookup_generation;
+from coregate_lookup_generation
+where table_name in ('card', 'home_banking_user', 'micr', 'lookup', 'share_name');
 
 -- findByMICR (2 of 2)
 select account_number as "accountNumber",
@@ -46,7 +50,8 @@ limit 1;
 
 -- findByLookup (1 of 2)
 select sum(generation) || '|' || current_date as generation
-from coregate_lookup_generation;
+from coregate_lookup_generation
+where table_name in ('card', 'home_banking_user', 'micr', 'lookup', 'share_name');
 
 -- findByLookup (2 of 2)
 select account_number as "accountNumber",
@@ -58,7 +63,8 @@ limit 1;
 
 -- findBySSN (1 of 2)
 select sum(generation) || '|' || current_date as generation
-from coregate_lookup_generation;
+from coregate_lookup_generation
+where table_name in ('card', 'home_banking_user', 'micr', 'lookup', 'share_name');
 
 -- findBySSN (2 of 2)
 select distinct account_number
@@ -69,7 +75,8 @@ limit $2;
 
 -- findByShortName (1 of 2)
 select sum(generation) || '|' || current_date as generation
-from coregate_lookup_generation;
+from coregate_lookup_generation
+where table_name in ('card', 'home_banking_user', 'micr', 'lookup', 'share_name');
 
 -- findByShortName (2 of 2)
 select distinct account_number
@@ -199,7 +206,12 @@ select "share_id",
   "post_date"
 from json_populate_recordset(null::"account_fm_history", $4::json);
 
--- getCollateralSelectFields
+-- getCollateralSelectFields (1 of 2)
+select sum(generation) || '|' || current_date as generation
+from coregate_lookup_generation
+where table_name in ('collateral', 'collateral_coll_hold', 'collateral_document', 'collateral_document_tracking', 'collateral_fm_history', 'collateral_tracking');
+
+-- getCollateralSelectFields (2 of 2)
 select p."collateral_app_status" as "CollateralAppStatus",
   p."type" as "Type",
   p."collateral_owner" as "CollateralOwner",

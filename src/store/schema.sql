@@ -1312,7 +1312,7 @@ create table if not exists coregate_lookup_generation (
 );
 
 insert into coregate_lookup_generation (table_name, generation)
-  values ('card', 0), ('home_banking_user', 0), ('micr', 0), ('lookup', 0), ('share_name', 0) on conflict (table_name) do nothing;
+  values ('card', 0), ('home_banking_user', 0), ('micr', 0), ('lookup', 0), ('share_name', 0), ('collateral', 0), ('collateral_coll_hold', 0), ('collateral_document', 0), ('collateral_document_tracking', 0), ('collateral_fm_history', 0), ('collateral_tracking', 0) on conflict (table_name) do nothing;
 
 create or replace function coregate_lookup_changed() returns trigger language plpgsql as $$
 begin
@@ -1345,3 +1345,33 @@ drop trigger if exists coregate_lookup_changed on share_name;
 
 create trigger coregate_lookup_changed after insert or delete or truncate or update of account_number, ssn_hmac, short_name
   on share_name for each statement execute function coregate_lookup_changed();
+
+drop trigger if exists coregate_lookup_changed on collateral;
+
+create trigger coregate_lookup_changed after insert or delete or truncate or update
+  on collateral for each statement execute function coregate_lookup_changed();
+
+drop trigger if exists coregate_lookup_changed on collateral_coll_hold;
+
+create trigger coregate_lookup_changed after insert or delete or truncate or update
+  on collateral_coll_hold for each statement execute function coregate_lookup_changed();
+
+drop trigger if exists coregate_lookup_changed on collateral_document;
+
+create trigger coregate_lookup_changed after insert or delete or truncate or update
+  on collateral_document for each statement execute function coregate_lookup_changed();
+
+drop trigger if exists coregate_lookup_changed on collateral_document_tracking;
+
+create trigger coregate_lookup_changed after insert or delete or truncate or update
+  on collateral_document_tracking for each statement execute function coregate_lookup_changed();
+
+drop trigger if exists coregate_lookup_changed on collateral_fm_history;
+
+create trigger coregate_lookup_changed after insert or delete or truncate or update
+  on collateral_fm_history for each statement execute function coregate_lookup_changed();
+
+drop trigger if exists coregate_lookup_changed on collateral_tracking;
+
+create trigger coregate_lookup_changed after insert or delete or truncate or update
+  on collateral_tracking for each statement execute function coregate_lookup_changed();

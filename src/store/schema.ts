@@ -2,7 +2,7 @@
  * SQL schema derived from the record catalog. The generated DDL is snapshotted in `schema.sql`
  * (`npm run schema:snapshot`) so that every change to the tables is visible in review.
  */
-import { MONEY_SCALE, RATE_SCALE, RECORDS, type FieldDef, type RecordDef } from '../catalog/index.js';
+import { MONEY_SCALE, RATE_SCALE, RECORDS, recordDef, type FieldDef, type RecordDef } from '../catalog/index.js';
 import { LOOKUP_COLUMNS } from './lookups.js';
 
 /** SQL type of a field's value column. */
@@ -212,40 +212,58 @@ export const SYSTEM_DDL: readonly string[] = [
 ];
 
 /**
- * The lookup generation: a counter per lookup table that every committed change to a column a FindBy
- * lookup reads moves (`LOOKUP_COLUMNS`: rows inserted, deleted or truncated, or one of those columns
- * updated), in the changing transaction, by a statement trigger; their sum is the generation. An answer
- * kept in memory is served only while the generation is the one it was read under (store/lookup-cache.ts).
- * A counter per table: transactions changing different tables (the sessions of a bulk load) never wait for
- * each other. Each statement can be run again: it is also the migration that adds the generation to an
- * older database.
+ * The tables each generation watches, with the columns whose update moves it (every column where none are
+ * named): the lookup tables (`LOOKUP_COLUMNS`) and the tables of the collateral tree, which a collateral
+ * read may nest to any depth.
  */
-export function lookupGenerationDdl(): string[] {
-  const tables = Object.keys(LOOKUP_COLUMNS);
+export const GENERATION_TABLES: Readonly<Record<Generation, Readonly<Record<string, readonly string[] | null>>>> = {
+  lookup: LOOKUP_COLUMNS,
+  collateral: Object.fromEntries(recordTreeOf(recordDef('Collateral')).map((record) => [record.table, null])),
+};
+
+/** What answers kept in memory are checked against: FindBy lookups, and reads of collateral records. */
+export type Generation = 'lookup' | 'collateral';
+
+/** A record and every record type nested under it. */
+function recordTreeOf(record: RecordDef): RecordDef[] {
+  return [record, ...record.children.flatMap((child) => recordTreeOf(recordDef(child.record)))];
+}
+
+/**
+ * The generations: a counter per watched table (`GENERATION_TABLES`) that every committed change moves
+ * (rows inserted, deleted or truncated, or a watched column updated), in the changing transaction, by a
+ * statement trigger; a generation is the sum of its tables' counters. An answer kept in memory is served
+ * only while its generation is the one it was read under (store/answer-cache.ts). A counter per table:
+ * transactions changing different tables (the sessions of a bulk load) never wait for each other. The
+ * table and its trigger function are named for the lookups, the generation's first use. Each statement can
+ * be run again: it is also the migration that adds the generations to an older database.
+ */
+export function generationDdl(): string[] {
+  const tables = Object.values(GENERATION_TABLES).flatMap((watched) => Object.entries(watched));
   return [
     `create table if not exists coregate_lookup_generation (
   table_name varchar(63) primary key,
   generation bigint not null
 )`,
     `insert into coregate_lookup_generation (table_name, generation)
-  values ${tables.map((table) => `('${table}', 0)`).join(', ')} on conflict (table_name) do nothing`,
+  values ${tables.map(([table]) => `('${table}', 0)`).join(', ')} on conflict (table_name) do nothing`,
     `create or replace function coregate_lookup_changed() returns trigger language plpgsql as $$
 begin
   update coregate_lookup_generation set generation = generation + 1 where table_name = tg_table_name;
   return null;
 end
 $$`,
-    ...Object.entries(LOOKUP_COLUMNS).flatMap(([table, columns]) => [
+    ...tables.flatMap(([table, columns]) => [
       `drop trigger if exists coregate_lookup_changed on ${table}`,
-      `create trigger coregate_lookup_changed after insert or delete or truncate or update of ${columns.join(', ')}
+      `create trigger coregate_lookup_changed after insert or delete or truncate or update${columns ? ` of ${columns.join(', ')}` : ''}
   on ${table} for each statement execute function coregate_lookup_changed()`,
     ]),
   ];
 }
 
-/** The whole schema: the catalog's tables, then the system tables and the lookup generation. */
+/** The whole schema: the catalog's tables, then the system tables and the generations. */
 export function schemaDdl(): string[] {
-  return [...RECORDS.flatMap(recordTableDdl), ...SYSTEM_DDL, ...lookupGenerationDdl()];
+  return [...RECORDS.flatMap(recordTableDdl), ...SYSTEM_DDL, ...generationDdl()];
 }
 
 /** Location of the committed DDL snapshot. */

@@ -1,5 +1,5 @@
 /**
- * FindBy answers kept in memory (store/lookup-cache.ts): served again only while nothing they read has
+ * FindBy and collateral answers kept in memory (store/answer-cache.ts): served again only while nothing they read has
  * changed; never after a committed change, whoever made it: this instance, another instance on the same
  * database, or any other client of it.
  */
@@ -8,14 +8,17 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import type { Db } from '../src/store/database.js';
-import { LookupCache, lookupCache } from '../src/store/lookup-cache.js';
+import { AnswerCache, answerCache } from '../src/store/answer-cache.js';
 import { LOOKUP_COLUMNS } from '../src/store/lookups.js';
+import { GENERATION_TABLES } from '../src/store/schema.js';
+import { recordDef, type RecordDef } from '../src/catalog/index.js';
 import { QUERY_SNAPSHOT_FILE } from '../src/store/query-snapshot.js';
 import { account, insert } from './support/fixtures.js';
 import { BACKENDS, createHarness, openTestDatabase, type Harness } from './support/harness.js';
 
 const P1 = '/gw/627/persistent/findby';
 const SHARE_NAME_UPDATE = '/gw/627/persistent/account/updateShareNameByID';
+const P2 = '/gw/627/2022.01/collateral';
 
 async function loadFixtures(h: Harness): Promise<void> {
   const { db } = h.database;
@@ -146,7 +149,7 @@ for (const backend of BACKENDS) {
     });
     after(() => h.close());
 
-    const cache = () => lookupCache(h.database.db, h.config.lookupCacheEntries)!;
+    const cache = () => answerCache(h.database.db, 'lookup', h.config.lookupCacheEntries)!;
     const find = async (call: Harness['call'], operation: string, body: Record<string, unknown>) => {
       const response = await call(`${P1}/${operation}`, body);
       assert.equal(response.statusCode, 200, response.body);
@@ -260,7 +263,182 @@ for (const backend of BACKENDS) {
   });
 }
 
-describe('the lookup cache', () => {
+const COLLATERAL = '7000000001';
+const collateralKeys = (extra: Record<string, unknown> = {}) => ({ collateral_number: COLLATERAL, ...extra });
+
+/** One collateral with a record of every kind in its tree. */
+async function loadCollateral(h: Harness): Promise<void> {
+  const { db } = h.database;
+  const k = collateralKeys();
+  await insert(db, h.secrets, 'Collateral', [
+    { keys: k, Number: COLLATERAL, Description: 'TEST VEHICLE', Value: 25000 },
+  ]);
+  await insert(db, h.secrets, 'CollateralCollHold', [
+    { keys: k, Locator: 1, Amount: 50 },
+    { keys: k, Locator: 2, Amount: 150 },
+  ]);
+  await insert(db, h.secrets, 'CollateralDocument', [{ keys: k, Locator: 1, Description: 'TITLE' }]);
+  await insert(db, h.secrets, 'CollateralDocumentTracking', [
+    { keys: collateralKeys({ document_locator: 1 }), Locator: 1, UserChar1: 'FILED' },
+  ]);
+  await insert(db, h.secrets, 'CollateralFmHistory', [{ keys: k, SequenceNumber: 1, FieldName: 'Value' }]);
+  await insert(db, h.secrets, 'CollateralTracking', [{ keys: k, Locator: 1, UserChar1: 'T1' }]);
+}
+
+interface Tree {
+  Collateral: {
+    Description: string;
+    CollateralCollHoldList: { CollateralCollHold: { Amount: number }[] };
+    CollateralDocumentList: {
+      CollateralDocument: {
+        Description: string;
+        CollateralDocumentTrackingList: { CollateralDocumentTracking: { UserChar1: string }[] };
+      }[];
+    };
+    CollateralFmHistoryList: { CollateralFmHistory: unknown[] };
+    CollateralTrackingList: { CollateralTracking: { UserChar1: string }[] };
+  };
+}
+
+/** A change to one table of the collateral tree by another client, and what it shows in the tree. */
+interface TreeCase {
+  readonly table: string;
+  readonly title: string;
+  readonly change: (db: Db, h: Harness) => Promise<unknown>;
+  /** The part of the tree the change shows in, before and after it. */
+  readonly seen: (tree: Tree) => unknown;
+  readonly before: unknown;
+  readonly after: unknown;
+}
+
+const TREE_CASES: readonly TreeCase[] = [
+  {
+    table: 'collateral',
+    title: 'the collateral described anew',
+    change: (db) => sql`update collateral set description = 'TEST TRUCK'`.execute(db),
+    seen: (tree) => tree.Collateral.Description,
+    before: 'TEST VEHICLE',
+    after: 'TEST TRUCK',
+  },
+  {
+    table: 'collateral_coll_hold',
+    title: 'a hold deleted',
+    change: (db) => sql`delete from collateral_coll_hold where locator = 2`.execute(db),
+    seen: (tree) => tree.Collateral.CollateralCollHoldList.CollateralCollHold.map((hold) => hold.Amount),
+    before: [50, 150],
+    after: [50],
+  },
+  {
+    table: 'collateral_document',
+    title: 'a document inserted',
+    change: (db, h) =>
+      insert(db, h.secrets, 'CollateralDocument', [{ keys: collateralKeys(), Locator: 2, Description: 'LIEN' }]),
+    seen: (tree) => tree.Collateral.CollateralDocumentList.CollateralDocument.map((d) => d.Description),
+    before: ['TITLE'],
+    after: ['TITLE', 'LIEN'],
+  },
+  {
+    table: 'collateral_document_tracking',
+    title: "a document's tracking record changed, two levels down",
+    change: (db) => sql`update collateral_document_tracking set user_char1 = 'RETURNED'`.execute(db),
+    seen: (tree) =>
+      tree.Collateral.CollateralDocumentList.CollateralDocument[0]!.CollateralDocumentTrackingList
+        .CollateralDocumentTracking[0]!.UserChar1,
+    before: 'FILED',
+    after: 'RETURNED',
+  },
+  {
+    table: 'collateral_fm_history',
+    title: 'the history truncated',
+    change: (db) => sql`truncate collateral_fm_history`.execute(db),
+    seen: (tree) => tree.Collateral.CollateralFmHistoryList.CollateralFmHistory.length,
+    before: 1,
+    after: 0,
+  },
+  {
+    table: 'collateral_tracking',
+    title: 'a tracking record changed',
+    change: (db) => sql`update collateral_tracking set user_char1 = 'T2'`.execute(db),
+    seen: (tree) => tree.Collateral.CollateralTrackingList.CollateralTracking[0]!.UserChar1,
+    before: 'T1',
+    after: 'T2',
+  },
+];
+
+for (const backend of BACKENDS) {
+  describe(`collateral answers from memory on ${backend.name}`, () => {
+    let h: Harness;
+    /** The database as another client sees it: another instance's connections on PostgreSQL. */
+    let otherClient: Db;
+    before(async () => {
+      h = await createHarness(backend);
+      await loadCollateral(h);
+      otherClient = backend.url ? (await h.anotherInstance()).db : h.database.db;
+    });
+    after(() => h.close());
+
+    const cache = () => answerCache(h.database.db, 'collateral', h.config.collateralCacheMb * 1024 * 1024, () => 1)!;
+    const read = async (operation: string, body: Record<string, unknown> = {}) => {
+      const response = await h.call(`${P2}/${operation}`, { CollateralNumber: COLLATERAL, ...body });
+      assert.equal(response.statusCode, 200, response.body);
+      return response.json() as Tree;
+    };
+
+    test('a record read again with nothing changed is answered from memory', async () => {
+      const first = await read('getCollateral');
+      const { hits } = cache().counts;
+      assert.deepEqual(await read('getCollateral'), first);
+      assert.equal(cache().counts.hits, hits + 1);
+    });
+
+    test('each selection of fields is an answer of its own', async () => {
+      const described = await read('getCollateralSelectFields', {
+        SelectableFields: { CollateralFields: { Description: true } },
+      });
+      const valued = await read('getCollateralSelectFields', {
+        SelectableFields: { CollateralFields: { Value: true } },
+      });
+      assert.deepEqual(described.Collateral, { Description: 'TEST VEHICLE' });
+      assert.deepEqual(valued.Collateral, { Value: 25000 });
+    });
+
+    test('a change to a table outside the collateral tree keeps the answers in memory', async () => {
+      await read('getCollateral');
+      await sql`update coregate_lookup_generation set generation = generation + 1 where table_name = 'card'`.execute(
+        otherClient,
+      );
+      const { hits } = cache().counts;
+      await read('getCollateral');
+      assert.equal(cache().counts.hits, hits + 1);
+    });
+
+    test('a record not found is found once it is inserted', async () => {
+      const missing = { CollateralNumber: '7000000009' };
+      assert.equal((await h.call(`${P2}/getCollateral`, missing)).statusCode, 404);
+      assert.equal((await h.call(`${P2}/getCollateral`, missing)).statusCode, 404);
+      await insert(otherClient, h.secrets, 'Collateral', [
+        { keys: { collateral_number: '7000000009' }, Number: '7000000009' },
+      ]);
+      assert.equal((await h.call(`${P2}/getCollateral`, missing)).statusCode, 200);
+    });
+
+    // In order: each case's change leaves the fixtures as the later cases expect them.
+    for (const c of TREE_CASES) {
+      test(`a collateral read sees ${c.title} by another client at once`, async () => {
+        assert.deepEqual(c.seen(await read('getCollateral')), c.before);
+        assert.deepEqual(c.seen(await read('getCollateral')), c.before, 'answered again, from memory');
+        await c.change(otherClient, h);
+        assert.deepEqual(c.seen(await read('getCollateral')), c.after);
+      });
+    }
+  });
+}
+
+/** Every record type nested under a record, to any depth. */
+const descendants = (record: RecordDef): RecordDef[] =>
+  record.children.flatMap((child) => [recordDef(child.record), ...descendants(recordDef(child.record))]);
+
+describe('the answer cache', () => {
   let database: Awaited<ReturnType<typeof openTestDatabase>>;
   before(async () => {
     database = await openTestDatabase({});
@@ -283,8 +461,40 @@ describe('the lookup cache', () => {
     }
   });
 
+  test('a change to every table of the collateral tree is seen by the next collateral read (a case each)', () => {
+    const tables = [recordDef('Collateral'), ...descendants(recordDef('Collateral'))].map((record) => record.table);
+    assert.deepEqual(Object.keys(GENERATION_TABLES.collateral).sort(), [...tables].sort());
+    assert.deepEqual(TREE_CASES.map((c) => c.table).sort(), [...tables].sort());
+  });
+
+  test('keeps answers up to its capacity by their weight, dropping the least recently used', async () => {
+    const cache = new AnswerCache(database.db, 'collateral', 10, (value) => String(value).length);
+    const reads: string[] = [];
+    const answer = (key: string) =>
+      cache.answer(key, async () => {
+        reads.push(key);
+        return key.repeat(4);
+      });
+    await answer('a');
+    await answer('b');
+    await answer('a'); // a is now the most recently used
+    await answer('c'); // 12 > 10: drops b
+    assert.deepEqual([cache.size, cache.weight], [2, 8]);
+    await answer('a');
+    await answer('b');
+    assert.deepEqual(reads, ['a', 'b', 'c', 'b']);
+  });
+
+  test('an answer heavier than the whole capacity is answered but not kept', async () => {
+    const cache = new AnswerCache(database.db, 'collateral', 10, (value) => String(value).length);
+    assert.equal(await cache.answer('big', async () => 'x'.repeat(11)), 'x'.repeat(11));
+    assert.deepEqual([cache.size, cache.weight], [0, 0]);
+    await cache.answer('big', async () => 'x'.repeat(11));
+    assert.equal(cache.counts.misses, 2);
+  });
+
   test('keeps at most its number of answers, dropping the least recently used', async () => {
-    const cache = new LookupCache(database.db, 2);
+    const cache = new AnswerCache(database.db, 'lookup', 2);
     const reads: string[] = [];
     const answer = (key: string) =>
       cache.answer(key, async () => {
@@ -302,7 +512,7 @@ describe('the lookup cache', () => {
   });
 
   test('a lookup arriving while the generation is being read waits for the next read; those waiting share it', async () => {
-    const cache = new LookupCache(database.db, 10);
+    const cache = new AnswerCache(database.db, 'lookup', 10);
     const read = async () => ['0000000001'];
     const first = cache.answer('k', read); // sends a read
     const second = cache.answer('k', read); // arrives after it was sent: waits for the next
@@ -313,18 +523,18 @@ describe('the lookup cache', () => {
   });
 
   test('an answer kept is frozen: a request cannot change what the next one is served', async () => {
-    const cache = new LookupCache(database.db, 10);
+    const cache = new AnswerCache(database.db, 'lookup', 10);
     const kept = await cache.answer('k', async () => ({ AccountNumber: ['0000000001'] }));
     assert.throws(() => kept.AccountNumber.push('0000000002'), TypeError);
   });
 
   test('with no entries allowed there is no cache: every lookup reads the database', () => {
-    assert.equal(lookupCache(database.db, 0), undefined);
+    assert.equal(answerCache(database.db, 'lookup', 0), undefined);
   });
 
   test('a lookup whose generation cannot be read fails, even with its answer in memory', async () => {
     const own = await openTestDatabase({});
-    const cache = new LookupCache(own.db, 10);
+    const cache = new AnswerCache(own.db, 'lookup', 10);
     assert.deepEqual(await cache.answer('k', async () => ['0000000001']), ['0000000001']);
     await own.close();
     await assert.rejects(cache.answer('k', async () => ['0000000001']));
