@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import type { Db } from '../src/store/database.js';
-import { AnswerCache, answerCache } from '../src/store/answer-cache.js';
+import { AnswerCache, answerCache, existingAnswerCache } from '../src/store/answer-cache.js';
 import { LOOKUP_COLUMNS } from '../src/store/lookups.js';
 import { GENERATION_TABLES } from '../src/store/schema.js';
 import { recordDef, type RecordDef } from '../src/catalog/index.js';
@@ -377,7 +377,7 @@ for (const backend of BACKENDS) {
     });
     after(() => h.close());
 
-    const cache = () => answerCache(h.database.db, 'collateral', h.config.collateralCacheMb * 1024 * 1024, () => 1)!;
+    const cache = () => existingAnswerCache(h.database.db, 'collateral')!;
     const read = async (operation: string, body: Record<string, unknown> = {}) => {
       const response = await h.call(`${P2}/${operation}`, { CollateralNumber: COLLATERAL, ...body });
       assert.equal(response.statusCode, 200, response.body);

@@ -10,7 +10,7 @@ import { symxchangeOperation } from '../catalog/symxchange/index.js';
 import { recordNotFound } from '../contract/problems.js';
 import { answerCache } from '../store/answer-cache.js';
 import { recordTree } from '../store/record-tree.js';
-import type { Row } from '../store/records.js';
+import type { Row, WireRecord } from '../store/records.js';
 import { TEXT_PATTERN } from '../contract/envelope.js';
 import { PagingRequestContextSchema, readPage, type PagingRequest, type PagingScope } from './paging.js';
 import {
@@ -243,17 +243,24 @@ function readPlan(record: RecordDef, kind: Kind, body: CollateralBody): ReadPlan
   );
 }
 
-/** An answer's weight in a cache of collateral answers: its JSON text's length (an absent record weighs 1). */
-const jsonLength = (value: unknown) => (value === undefined ? 1 : JSON.stringify(value).length);
-
 /**
  * A record read's answer, from memory when nothing in the collateral tree has changed since it was read
- * (store/answer-cache.ts), else from `read`. `key` names the operation, the plan and the record.
+ * (store/answer-cache.ts), else from `read`. `key` names the operation, the plan and the record. Answers
+ * are kept as their JSON text, weighed by its length, and parsed for each request: a tree's objects take
+ * twice the memory of its text.
  */
-function cached<T>({ db, config }: OperationContext, key: readonly unknown[], read: () => Promise<T>): Promise<T> {
-  const cache = answerCache(db, 'collateral', config.collateralCacheMb * 1024 * 1024, jsonLength);
-  return cache ? cache.answer(JSON.stringify(key), read) : read();
+async function cached(
+  { db, config }: OperationContext,
+  key: readonly unknown[],
+  read: () => Promise<WireRecord | undefined>,
+): Promise<WireRecord | undefined> {
+  const cache = answerCache(db, 'collateral', config.collateralCacheMb * 1024 * 1024, textLength);
+  if (!cache) return read();
+  const text = await cache.answer(JSON.stringify(key), async () => JSON.stringify((await read()) ?? null));
+  return (JSON.parse(text) as WireRecord | null) ?? undefined;
 }
+
+const textLength = (text: unknown) => (text as string).length;
 
 async function handle(
   name: string,
