@@ -256,8 +256,13 @@ async function cached(
 ): Promise<WireRecord | undefined> {
   const cache = answerCache(db, 'collateral', config.collateralCacheMb * 1024 * 1024, textLength);
   if (!cache) return read();
-  const text = await cache.answer(JSON.stringify(key), async () => JSON.stringify((await read()) ?? null));
-  return (JSON.parse(text) as WireRecord | null) ?? undefined;
+  // A request whose answer was read from the database is given what it read: no one else holds it.
+  let fresh: { record: WireRecord | undefined } | undefined;
+  const text = await cache.answer(JSON.stringify(key), async () => {
+    fresh = { record: await read() };
+    return JSON.stringify(fresh.record ?? null);
+  });
+  return fresh ? fresh.record : ((JSON.parse(text) as WireRecord | null) ?? undefined);
 }
 
 const textLength = (text: unknown) => (text as string).length;
