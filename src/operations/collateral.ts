@@ -274,6 +274,8 @@ async function handle(
   context: OperationContext,
   body: CollateralBody,
   plan: ReadPlan,
+  /** The plan's memo key (`planKey`): part of a kept answer's key. */
+  planText: string,
 ) {
   const { db, config } = context;
   // The parent's key; for the root, its own key. The records' children share it too.
@@ -281,7 +283,7 @@ async function handle(
 
   if (kind.shape === 'single') {
     const fullKey = record === ROOT ? key : { ...key, [record.positionColumn!]: locatorOf(body, record) };
-    const found = await cached(context, [name, planKey(record, kind, body), ...Object.values(fullKey)], () =>
+    const found = await cached(context, [name, planText, ...Object.values(fullKey)], () =>
       recordTree.read(db, plan, fullKey, config.listMaximum),
     );
     if (!found) throw recordNotFound(`No ${record.name} ${Object.values(fullKey).join('/')}`);
@@ -309,7 +311,8 @@ function collateralOperation(record: RecordDef, kindName: KindName) {
   const kind: Kind = KINDS[kindName];
   const name = `${kind.verb}${record.name}${kind.suffix}`;
   const plans = planMemo();
-  const planOf = (body: CollateralBody) => plans(planKey(record, kind, body), () => readPlan(record, kind, body));
+  const planFor = (body: CollateralBody, text: string) => plans(text, () => readPlan(record, kind, body));
+  const planOf = (body: CollateralBody) => planFor(body, planKey(record, kind, body));
   return defineOperation({
     name,
     family: 'P2',
@@ -326,7 +329,10 @@ function collateralOperation(record: RecordDef, kindName: KindName) {
     response: readAnswerSchema(record, kind.shape),
     collateralOf: (body) => body.CollateralNumber,
     readPlan: planOf,
-    handle: (context, body) => handle(name, record, kind, context, body, planOf(body)),
+    handle: (context, body) => {
+      const planText = planKey(record, kind, body);
+      return handle(name, record, kind, context, body, planFor(body, planText), planText);
+    },
   });
 }
 
