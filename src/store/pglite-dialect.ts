@@ -2,7 +2,7 @@
  * A Kysely dialect over an embedded PGlite database. PGlite is a single connection, so the driver hands
  * it out to one user at a time: a transaction holds it until commit or rollback, and everything else waits.
  */
-import { parse, protocol, type PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -15,8 +15,17 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
-
-const { serialize } = protocol;
+import {
+  bindMessage,
+  closeMessage,
+  describeMessage,
+  executeMessage,
+  parseMessage,
+  readReply,
+  syncMessage,
+  type Parsers,
+  type WireReply,
+} from './pglite-wire.js';
 
 /**
  * Query texts kept as named prepared statements, the least recently used closed to make room for a new one.
@@ -62,7 +71,8 @@ function frames(...messages: Uint8Array[]): Uint8Array {
 /**
  * A connection that runs each query text as a named prepared statement, parsed and planned once: PGlite's
  * own `query` parses and plans every call, which for the collateral tree's 14 KB of SQL costs three times
- * its execution. One call into the backend per run (bind, describe, execute, sync).
+ * its execution. One call into the backend per run (bind, describe, execute, sync), its reply read by
+ * pglite-wire.ts from the raw bytes.
  */
 class PGliteConnection implements DatabaseConnection {
   /** Prepared statements by text, the least recently used first. */
@@ -84,7 +94,22 @@ class PGliteConnection implements DatabaseConnection {
 
   /** Starts a transaction with the next statement. */
   begin(text: string): void {
-    this.pendingBegin = frames(serialize.parse({ text }), serialize.bind({}), serialize.execute({}));
+    this.pendingBegin = frames(parseMessage('', text), bindMessage('', []), executeMessage());
+  }
+
+  /**
+   * One call into the backend: the messages, then its reply. Without `syncToFs`: the filesystems the store
+   * opens PGlite on (a directory, or memory) write through, and their sync does nothing but take a lock.
+   */
+  private async call(...messages: Uint8Array[]): Promise<WireReply> {
+    const chunks: Buffer[] = [];
+    await this.pglite.execProtocolRawStream(frames(...messages), {
+      syncToFs: false,
+      // A chunk is a view of the backend's memory, reused once the callback returns.
+      onRawData: (chunk) => void chunks.push(Buffer.from(chunk)),
+    });
+    const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    return readReply(bytes, this.pglite.parsers as Parsers);
   }
 
   /** What goes in ahead of the next statement, now sent: the statements let go, then the pending `begin`. */
@@ -108,19 +133,17 @@ class PGliteConnection implements DatabaseConnection {
     if (this.prepared.size >= MAX_PREPARED) {
       const [leastUsed, { name }] = this.prepared.entries().next().value!;
       this.prepared.delete(leastUsed);
-      this.closing.push(serialize.close({ type: 'S', name }));
+      this.closing.push(closeMessage(name));
     }
     this.preparedCount += 1;
     const name = `s${this.preparedCount}`;
-    const { messages } = await this.pglite.execProtocol(
-      frames(
-        ...this.takePending(),
-        serialize.parse({ name, text }),
-        serialize.describe({ type: 'S', name }),
-        serialize.sync(),
-      ),
+    const { paramTypes } = await this.call(
+      ...this.takePending(),
+      parseMessage(name, text),
+      describeMessage('S', name),
+      syncMessage(),
     );
-    const prepared = { name, paramTypes: parse.parseDescribeStatementResults(messages) };
+    const prepared = { name, paramTypes };
     this.prepared.set(text, prepared);
     return prepared;
   }
@@ -143,17 +166,15 @@ class PGliteConnection implements DatabaseConnection {
       const serializer = serializers[prepared.paramTypes[i]!];
       return serializer ? serializer(value) : String(value);
     });
-    const { messages } = await this.pglite.execProtocol(
-      frames(
-        ...this.takePending(),
-        serialize.bind({ statement: prepared.name, values }),
-        serialize.describe({ type: 'P' }),
-        serialize.execute({}),
-        serialize.sync(),
-      ),
+    const { results } = await this.call(
+      ...this.takePending(),
+      bindMessage(prepared.name, values),
+      describeMessage('P'),
+      executeMessage(),
+      syncMessage(),
     );
     // The statement's result is the last (a `begin` sent with it has its own before it).
-    const result = parse.parseResults(messages, this.pglite.parsers).at(-1);
+    const result = results.at(-1);
     return { rows: (result?.rows ?? []) as R[], numAffectedRows: affected(result?.affectedRows) };
   }
 
