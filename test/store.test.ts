@@ -8,12 +8,14 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { sql } from 'kysely';
+import { messages, PGlite } from '@electric-sql/pglite';
+import { CompiledQuery, Kysely, sql } from 'kysely';
 import { fieldOf, recordDef, type RecordDef } from '../src/catalog/index.js';
 import { secretsFromMaster } from '../src/crypto/secrets.js';
 import { memberSecrets, settings } from '../src/store/access.js';
 import type { Database, Db } from '../src/store/database.js';
 import { idempotencyKeys } from '../src/store/idempotency.js';
+import { PGliteDialect } from '../src/store/pglite-dialect.js';
 import { lookups } from '../src/store/lookups.js';
 import { QUERY_SNAPSHOT_FILE, renderQuerySnapshot } from '../src/store/query-snapshot.js';
 import { recordTree, type ReadPlan } from '../src/store/record-tree.js';
@@ -125,6 +127,26 @@ async function loadLookups(db: Db): Promise<void> {
   ]);
 }
 
+describe('table rows from wire records', () => {
+  test('hold their columns in field order whatever order the values came in, so statements written from them read the same', () => {
+    const share = recordDef('Share');
+    const forward = toRow(share, { Description: 'A', Nickname: 'B', DivRate: 1.5 }, { account_number: '1' }, secrets);
+    const backward = toRow(share, { DivRate: 1.5, Nickname: 'B', Description: 'A' }, { account_number: '1' }, secrets);
+    assert.deepEqual(forward, backward);
+    assert.deepEqual(Object.keys(backward), Object.keys(forward));
+    const positions = ['Description', 'Nickname', 'DivRate'].map((name) =>
+      share.fields.findIndex((f) => f.name === name),
+    );
+    const inFieldOrder = [...positions].sort((a, b) => a - b).map((position) => share.fields[position]!.column);
+    assert.deepEqual(Object.keys(forward), ['account_number', ...inFieldOrder]);
+  });
+
+  test('leave out values not given and names that are not fields', () => {
+    const row = toRow(recordDef('Share'), { Nickname: undefined, NoSuchField: 1, Description: null }, {}, secrets);
+    assert.deepEqual(row, { description: null });
+  });
+});
+
 describe('the query snapshot', () => {
   test('the committed snapshot of the hot queries matches the SQL the code sends (run npm run queries:snapshot after a query change)', async () => {
     assert.equal(readFileSync(QUERY_SNAPSHOT_FILE, 'utf8'), await renderQuerySnapshot(HOT_QUERIES));
@@ -168,6 +190,74 @@ describe('the embedded database, one connection shared by every request', () => 
     assert.ok(kept.includes(hot), 'a statement used now and then stays prepared');
     assert.ok(kept.includes('select 299 as n') && !kept.includes('select 0 as n'));
     assert.deepEqual((await sql.raw('select 0 as n').execute(db)).rows, [{ n: 0 }], 'one let go is prepared again');
+  });
+
+  describe("the connection's own reading of the wire protocol", () => {
+    let pglite: PGlite;
+    let db: Kysely<unknown>;
+    before(async () => {
+      pglite = await PGlite.create();
+      db = new Kysely<unknown>({ dialect: new PGliteDialect(pglite) });
+      await pglite.exec(
+        `create table wire_probe (id integer primary key, name text not null constraint wire_probe_name unique)`,
+      );
+    });
+    after(async () => {
+      await db.destroy();
+    });
+
+    test("reads every value as PGlite's own query does: nulls, empty text, multi-byte text both ways, numbers, dates, bytes, JSON", async () => {
+      const text = `select $1::text as sent, '' as empty, null::int as nothing, 42 as n, 9007199254740993::int8 as big,
+        12.5::numeric as amount, 1.5::float8 as ratio, true as yes, date '2024-02-29' as day,
+        timestamptz '2024-02-29 12:00:00+00' as at, '\\x00ff10'::bytea as bytes, '{"a": [1, "é"]}'::jsonb as doc,
+        array[1, 2, 3] as list, 'Zoë 🐢 中文' as wide`;
+      const sent = 'Ünïcødé 🐢 — 中文';
+      const ours = await sql.raw<Record<string, unknown>>(text.replace('$1', `'${sent}'`)).execute(db);
+      const bound = await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, [sent]));
+      const theirs = await pglite.query<Record<string, unknown>>(text, [sent]);
+      assert.deepEqual(bound.rows, theirs.rows);
+      assert.deepEqual(ours.rows, theirs.rows);
+      assert.equal(bound.rows[0]?.sent, sent);
+    });
+
+    test('says how many rows a statement changed', async () => {
+      await db.executeQuery(CompiledQuery.raw(`insert into wire_probe values (1, 'a'), (2, 'b'), (3, 'c')`));
+      const updated = await db.executeQuery(
+        CompiledQuery.raw(`update wire_probe set name = name || '!' where id > $1`, [1]),
+      );
+      assert.equal(updated.numAffectedRows, 2n);
+      const deleted = await db.executeQuery(CompiledQuery.raw(`delete from wire_probe where id = $1`, [3]));
+      assert.equal(deleted.numAffectedRows, 1n);
+    });
+
+    test('reports a database error with its SQLSTATE, detail, table and constraint, and the connection goes on', async () => {
+      const error = await db.executeQuery(CompiledQuery.raw(`insert into wire_probe values ($1, $2)`, [9, 'a'])).then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
+      assert.ok(error instanceof messages.DatabaseError, 'a DatabaseError, as PGlite reports one');
+      assert.equal(error.code, '23505');
+      assert.equal(error.severity, 'ERROR');
+      assert.equal(error.table, 'wire_probe');
+      assert.equal(error.constraint, 'wire_probe_name');
+      assert.equal(error.detail, 'Key (name)=(a) already exists.');
+      assert.match(error.message, /duplicate key value violates unique constraint "wire_probe_name"/);
+      const syntax = await db.executeQuery(CompiledQuery.raw('selec 1')).then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
+      assert.equal((syntax as messages.DatabaseError).code, '42601');
+      assert.deepEqual((await db.executeQuery(CompiledQuery.raw('select 1 as one'))).rows, [{ one: 1 }]);
+    });
+
+    test("a reply larger than one chunk of the backend's output arrives whole", async () => {
+      const { rows } = await db.executeQuery<{ n: number; t: string }>(
+        CompiledQuery.raw(`select g as n, repeat('é', 100) as t from generate_series(1, $1::int) g`, [20000]),
+      );
+      assert.equal(rows.length, 20000);
+      assert.deepEqual(rows.at(-1), { n: 20000, t: 'é'.repeat(100) });
+      assert.ok(rows.every((row, i) => row.n === i + 1 && row.t.length === 100));
+    });
   });
 
   describe('transactions, whose begin goes with their first statement', () => {

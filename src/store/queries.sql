@@ -146,7 +146,7 @@ for update;
 with changed as (update "share"
   set ("description", "div_rate") = (select "description",
       "div_rate"
-    from json_populate_record(null::"share", $1::json))
+    from json_to_record($1::json) as "values"("description" varchar(40), "div_rate" numeric(10,3)))
   where "account_number" = $2 and "share_id" = $3)
 insert into "account_fm_history" ("share_id", "record_locator", "account_number", "field_name", "id", "new_character", "old_character", "record_name", "data_type", "field_number", "fm_type", "id_type", "post_time", "processor_user", "record_type", "sub_field_number", "user_number", "post_date", "new_rate", "old_rate")
 select "share_id",
@@ -169,7 +169,7 @@ select "share_id",
   "post_date",
   "new_rate",
   "old_rate"
-from json_populate_recordset(null::"account_fm_history", $4::json);
+from json_to_recordset($4::json) as "values"("share_id" varchar(4), "record_locator" integer, "account_number" varchar(10), "field_name" varchar(40), "id" varchar(4), "new_character" varchar(255), "old_character" varchar(255), "record_name" varchar(40), "data_type" integer, "field_number" integer, "fm_type" integer, "id_type" integer, "post_time" integer, "processor_user" integer, "record_type" integer, "sub_field_number" integer, "user_number" integer, "post_date" date, "new_rate" numeric(10,3), "old_rate" numeric(10,3));
 
 -- updateShareHoldByID (1 of 2)
 select "account_number",
@@ -183,7 +183,7 @@ for update;
 -- updateShareHoldByID (2 of 2)
 with changed as (update "share_hold"
   set ("reference1") = (select "reference1"
-    from json_populate_record(null::"share_hold", $1::json))
+    from json_to_record($1::json) as "values"("reference1" varchar(40)))
   where "account_number" = $2 and "locator" = $3)
 insert into "account_fm_history" ("share_id", "record_locator", "account_number", "field_name", "id", "new_character", "old_character", "record_name", "data_type", "field_number", "fm_type", "id_type", "post_time", "processor_user", "record_type", "sub_field_number", "user_number", "post_date")
 select "share_id",
@@ -204,7 +204,7 @@ select "share_id",
   "sub_field_number",
   "user_number",
   "post_date"
-from json_populate_recordset(null::"account_fm_history", $4::json);
+from json_to_recordset($4::json) as "values"("share_id" varchar(4), "record_locator" integer, "account_number" varchar(10), "field_name" varchar(40), "id" varchar(4), "new_character" varchar(255), "old_character" varchar(255), "record_name" varchar(40), "data_type" integer, "field_number" integer, "fm_type" integer, "id_type" integer, "post_time" integer, "processor_user" integer, "record_type" integer, "sub_field_number" integer, "user_number" integer, "post_date" date);
 
 -- getCollateralSelectFields (1 of 2)
 select sum(generation) || '|' || current_date as generation

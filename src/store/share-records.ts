@@ -5,7 +5,7 @@
 import { CompiledQuery } from 'kysely';
 import { recordDef, type FieldDef, type RecordDef } from '../catalog/index.js';
 import type { Db } from './database.js';
-import { insertRows, insertSql, quoted, type Row } from './records.js';
+import { insertRows, insertSql, jsonRowsSql, quoted, type Row } from './records.js';
 import { protectedColumns } from './schema.js';
 
 /** Where a share record is: account, share and (for sub-records) locator. */
@@ -49,12 +49,12 @@ class Statement {
   }
 }
 
-/** The UPDATE of one record's columns from their JSON form. */
+/** The UPDATE of one record's columns from their JSON form (`jsonRowsSql`). */
 function updateSql(statement: Statement, record: RecordDef, key: ShareRecordKey, columns: Row): string {
-  const list = Object.keys(columns).map(quoted).join(', ');
-  const table = quoted(record.table);
-  return `update ${table} set (${list}) = (
-      select ${list} from json_populate_record(null::${table}, ${statement.parameter(JSON.stringify(columns))}::json))
+  const names = Object.keys(columns);
+  const list = names.map(quoted).join(', ');
+  const values = jsonRowsSql(record, names, statement.parameter(JSON.stringify(columns)), false);
+  return `update ${quoted(record.table)} set (${list}) = (select ${list} from ${values})
     where ${statement.keyCondition(key)}`;
 }
 
