@@ -57,17 +57,6 @@ interface Prepared {
   readonly paramTypes: readonly number[];
 }
 
-/** Concatenated frontend messages, sent to the WebAssembly backend in one call. */
-function frames(...messages: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(messages.reduce((sum, message) => sum + message.length, 0));
-  let offset = 0;
-  for (const message of messages) {
-    out.set(message, offset);
-    offset += message.length;
-  }
-  return out;
-}
-
 /**
  * A connection that runs each query text as a named prepared statement, parsed and planned once: PGlite's
  * own `query` parses and plans every call, which for the collateral tree's 14 KB of SQL costs three times
@@ -79,13 +68,13 @@ class PGliteConnection implements DatabaseConnection {
   private readonly prepared = new Map<string, Prepared>();
   private preparedCount = 0;
   /** Close messages of the statements let go, sent with the next call. */
-  private closing: Uint8Array[] = [];
+  private closing: Buffer[] = [];
   /**
    * A transaction's `begin`, not sent yet: it goes into the backend in the same call as the transaction's
    * first statement (before it, as its own unnamed statement, with no Sync between), one call fewer per
    * transaction. A statement that fails after it leaves the transaction failed, and Kysely rolls it back.
    */
-  private pendingBegin: Uint8Array | undefined;
+  private pendingBegin: Buffer | undefined;
 
   constructor(
     private readonly pglite: PGlite,
@@ -94,16 +83,16 @@ class PGliteConnection implements DatabaseConnection {
 
   /** Starts a transaction with the next statement. */
   begin(text: string): void {
-    this.pendingBegin = frames(parseMessage('', text), bindMessage('', []), executeMessage());
+    this.pendingBegin = Buffer.concat([parseMessage('', text), bindMessage('', []), executeMessage()]);
   }
 
   /**
-   * One call into the backend: the messages, then its reply. Without `syncToFs`: the filesystems the store
+   * One call into the backend: the messages, sent together, then its reply. Without `syncToFs`: the filesystems the store
    * opens PGlite on (a directory, or memory) write through, and their sync does nothing but take a lock.
    */
-  private async call(...messages: Uint8Array[]): Promise<WireReply> {
+  private async call(...messages: Buffer[]): Promise<WireReply> {
     const chunks: Buffer[] = [];
-    await this.pglite.execProtocolRawStream(frames(...messages), {
+    await this.pglite.execProtocolRawStream(Buffer.concat(messages), {
       syncToFs: false,
       // A chunk is a view of the backend's memory, reused once the callback returns.
       onRawData: (chunk) => void chunks.push(Buffer.from(chunk)),
@@ -113,7 +102,7 @@ class PGliteConnection implements DatabaseConnection {
   }
 
   /** What goes in ahead of the next statement, now sent: the statements let go, then the pending `begin`. */
-  private takePending(): Uint8Array[] {
+  private takePending(): Buffer[] {
     const pending = this.pendingBegin ? [...this.closing, this.pendingBegin] : this.closing;
     this.closing = [];
     this.pendingBegin = undefined;

@@ -181,15 +181,16 @@ class Reader {
     return value;
   }
 
-  skipTo(offset: number): void {
-    this.offset = offset;
+  skip(count: number): void {
+    this.offset += count;
   }
 }
 
 function databaseError(reader: Reader, length: number): messages.DatabaseError {
   const fields: Record<string, string> = {};
-  for (let code = reader.byte(); code !== NUL; code = reader.byte())
+  for (let code = reader.byte(); code !== NUL; code = reader.byte()) {
     fields[String.fromCharCode(code)] = reader.cstring();
+  }
   const error = new messages.DatabaseError(fields.M ?? 'unknown database error', length, 'error');
   for (const [code, property] of Object.entries(ERROR_FIELDS)) {
     if (fields[code] !== undefined) (error as unknown as Record<string, string>)[property] = fields[code];
@@ -217,9 +218,9 @@ export function readReply(bytes: Buffer, parsers: Parsers): WireReply {
         fields = [];
         for (let i = 0; i < count; i++) {
           const name = reader.cstring();
-          reader.skipTo(reader.offset + 6); // table OID, column number
+          reader.skip(6); // table OID, column number
           fields.push({ name, typeId: reader.int32() });
-          reader.skipTo(reader.offset + 8); // type size, type modifier, format
+          reader.skip(8); // type size, type modifier, format
         }
         break;
       }
@@ -257,7 +258,7 @@ export function readReply(bytes: Buffer, parsers: Parsers): WireReply {
         throw databaseError(reader, length);
       // ParseComplete, BindComplete, CloseComplete, NoData, EmptyQuery, ReadyForQuery, notices: nothing to keep.
     }
-    reader.skipTo(end);
+    reader.offset = end;
   }
   return { results, paramTypes };
 }
