@@ -1,11 +1,22 @@
 /**
  * One owner per embedded data directory: a second process fails at once instead of splitting the
- * database; a lock left by a dead process is taken over (by exactly one of several racing processes);
- * closing releases it; PostgreSQL is never locked. Then the same with real `coregate` processes.
+ * database; a lock left by a dead process, or by another host's process whose heartbeat stopped, is taken
+ * over (by exactly one of several racing processes); the owner keeps its heartbeat fresh; closing releases
+ * it; PostgreSQL is never locked. Then the same with real `coregate` processes.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -14,6 +25,7 @@ import { loadConfig } from '../src/config.js';
 import { openRuntime, type RuntimeOptions } from '../src/runtime.js';
 import {
   DataDirLockedError,
+  HEARTBEAT_MS,
   LOCK_FILE,
   lockDataDir,
   processStart,
@@ -52,6 +64,21 @@ function deadPid(): number {
 function writeLock(dataDir: string, holder: Partial<LockHolder> & { pid: number }): void {
   const lock = { hostname: hostname(), command: 'coregate serve', startedAt: '2026-01-01T00:00:00.000Z', ...holder };
   writeFileSync(join(dataDir, LOCK_FILE), JSON.stringify(lock));
+}
+
+/** Sets a file's mtime (a lock's heartbeat) `ms` into the past. */
+function ageFile(file: string, ms: number): void {
+  const then = new Date(Date.now() - ms);
+  utimesSync(file, then, then);
+}
+
+const heartbeatAge = (file: string) => Date.now() - statSync(file).mtimeMs;
+
+/** A lock another host's process wrote, its heartbeat `ageMs` old. */
+function writeForeignLock(dataDir: string, ageMs: number, holder: Partial<LockHolder> = {}): void {
+  // Its pid is one that runs here, so only the heartbeat can make it stale.
+  writeLock(dataDir, { pid: process.pid, hostname: 'elsewhere.example', heartbeatMs: HEARTBEAT_MS, ...holder });
+  ageFile(join(dataDir, LOCK_FILE), ageMs);
 }
 
 const readLock = (dataDir: string) => JSON.parse(readFileSync(join(dataDir, LOCK_FILE), 'utf8')) as LockHolder;
@@ -93,6 +120,7 @@ describe('the embedded data directory lock', () => {
       assert.equal(holder.command, 'coregate token create');
       assert.ok(!Number.isNaN(Date.parse(holder.startedAt)));
       assert.equal(holder.processStart, processStart(process.pid));
+      assert.equal(holder.heartbeatMs, HEARTBEAT_MS);
     } finally {
       lock.release();
     }
@@ -135,7 +163,7 @@ describe('the embedded data directory lock', () => {
       writeLock(dataDir, { pid: process.pid, processStart: '1' });
       const lock = await lockDataDir(dataDir);
       try {
-        assert.equal(lock.tookOver?.pid, process.pid);
+        assert.equal(lock.tookOver?.holder?.pid, process.pid);
       } finally {
         lock.release();
       }
@@ -148,13 +176,88 @@ describe('the embedded data directory lock', () => {
     await assert.rejects(lockDataDir(dataDir), DataDirLockedError);
   });
 
-  test('a lock written on another host is not taken over; the error names the file to delete', async () => {
+  test('a lock of another host whose heartbeat is fresh is refused, naming the host, the process, since when and when it turns stale', async () => {
     const dataDir = freshDataDir();
-    writeLock(dataDir, { pid: deadPid(), hostname: 'elsewhere.example' });
+    writeForeignLock(dataDir, 4_000, { pid: 4242 });
     await assert.rejects(lockDataDir(dataDir), (error: Error) => {
-      assert.match(error.message, / on host elsewhere\.example .*delete .*coregate\.lock/);
+      assert.ok(error instanceof DataDirLockedError);
+      assert.match(
+        error.message,
+        /is in use by process 4242 on host elsewhere\.example \(coregate serve, since 2026-01-01T00:00:00Z, last heartbeat [45] s ago\); stop it first, or use DATABASE_URL .*; if it no longer runs there, its lock is stale in 2[67] s and a start after that takes it over$/,
+      );
       return true;
     });
+    assert.equal(readLock(dataDir).pid, 4242, 'the lock is left as it was');
+  });
+
+  test('a lock of another host is judged by the heartbeat interval it names', async () => {
+    const dataDir = freshDataDir();
+    // 40 s old: stale under the default interval, not under its own of a minute.
+    writeForeignLock(dataDir, 40_000, { heartbeatMs: 60_000 });
+    await assert.rejects(lockDataDir(dataDir), /stale in 1(39|40) s/);
+  });
+
+  test('a lock of another host whose heartbeat stopped is taken over, and the takeover is reported in one line', async () => {
+    const dataDir = freshDataDir();
+    writeForeignLock(dataDir, 3_600_000, { pid: 4242 });
+    const reported: string[] = [];
+    const runtime = await openUnmigrated(dataDir, { report: (line) => reported.push(line) });
+    try {
+      assert.equal(readLock(dataDir).pid, process.pid);
+      assert.equal(reported.length, 1);
+      assert.match(
+        reported[0]!,
+        new RegExp(
+          `^took over the stale lock of process 4242 on host elsewhere\\.example \\(coregate serve, since 2026-01-01T00:00:00Z\\) ` +
+            `on ${join(dataDir, LOCK_FILE)}: its last heartbeat is 360\\d s old \\(stale after 30 s\\)$`,
+        ),
+      );
+    } finally {
+      await runtime.database.close();
+    }
+  });
+
+  test('a lock of this host whose process runs is respected however old its heartbeat', async () => {
+    const dataDir = freshDataDir();
+    // A live owner's heartbeat pauses while PGlite runs a long statement on its thread.
+    writeLock(dataDir, { pid: process.pid, processStart: processStart(process.pid) });
+    ageFile(join(dataDir, LOCK_FILE), 3_600_000);
+    await assert.rejects(lockDataDir(dataDir), DataDirLockedError);
+  });
+
+  test('the owner keeps its heartbeat fresh while it holds the lock, and stops once it releases it', async () => {
+    const dataDir = freshDataDir();
+    const lock = await lockDataDir(dataDir, 'coregate serve', { heartbeatMs: 50 });
+    // Another name for the lock's file, which outlives the release.
+    const witness = join(dataDir, 'witness');
+    linkSync(lock.file, witness);
+    try {
+      ageFile(witness, 3_600_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.ok(heartbeatAge(lock.file) < 1_000, `heartbeat ${heartbeatAge(lock.file)} ms old`);
+    } finally {
+      lock.release();
+    }
+    ageFile(witness, 3_600_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.ok(heartbeatAge(witness) > 3_000_000, 'no heartbeat after the release');
+  });
+
+  test('a command holding the lock exits when its work is done: the heartbeat does not keep it alive', () => {
+    const dataDir = freshDataDir();
+    const holder = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        "import { lockDataDir } from './src/store/data-dir-lock.ts'; await lockDataDir(process.env.DATA_DIR, 'holder', { heartbeatMs: 50 });",
+      ],
+      { env: { ...process.env, DATA_DIR: dataDir }, encoding: 'utf8', timeout: 30_000 },
+    );
+    assert.equal(holder.status, 0, holder.stderr);
+    assert.equal(existsSync(join(dataDir, LOCK_FILE)), false, 'released on exit');
   });
 
   test('releasing never deletes a lock that is not its own', async () => {
@@ -245,13 +348,15 @@ function startRacer(dataDir: string): Racer {
 }
 
 describe('racing takeovers', () => {
-  test('several processes replacing one stale lock at the same moment give exactly one owner', async () => {
+  test('several processes replacing one stale lock at the same moment give exactly one owner, whichever host left it', async () => {
     const dataDir = freshDataDir();
     const racers = Array.from({ length: 4 }, () => startRacer(dataDir));
     const send = (line: string) => racers.forEach(({ child }) => child.stdin!.write(`${line}\n`));
     try {
       for (let round = 1; round <= 10; round += 1) {
-        writeLock(dataDir, { pid: deadPid(), command: `crashed ${round}` });
+        // Odd rounds: a dead process of this host; even rounds: another host's process whose heartbeat stopped.
+        if (round % 2 === 1) writeLock(dataDir, { pid: deadPid(), command: `crashed ${round}` });
+        else writeForeignLock(dataDir, 3_600_000, { command: `crashed ${round}` });
         // The first round also waits for the racers to load.
         send(`go ${Date.now() + (round === 1 ? 3000 : 100)}`);
         const answers = await Promise.all(racers.map((racer) => racer.next()));
@@ -371,5 +476,23 @@ describe('coregate processes on one data directory', () => {
       new RegExp(`took over the stale lock of process ${killed.child.pid} \\(coregate serve, `),
     );
     assert.equal(readLock(dataDir).pid, server.child.pid);
+  });
+});
+
+describe('a data dir that comes from another host', () => {
+  test('a command takes over the lock whose heartbeat stopped, saying so in one line on stderr', () => {
+    const dataDir = freshDataDir();
+    // What a container rescheduled onto this host finds on its volume.
+    writeForeignLock(dataDir, 3_600_000, { pid: 7, command: 'coregate serve' });
+    const listed = spawnSync(process.execPath, [...CLI, 'token', 'list'], { env: cliEnv(dataDir), encoding: 'utf8' });
+    assert.equal(listed.status, 0, listed.stderr);
+    assert.match(
+      listed.stderr,
+      new RegExp(
+        `^coregate: took over the stale lock of process 7 on host elsewhere\\.example \\(coregate serve, since 2026-01-01T00:00:00Z\\) ` +
+          `on ${join(dataDir, LOCK_FILE)}: its last heartbeat is 360\\d s old \\(stale after 30 s\\)\\n$`,
+      ),
+    );
+    assert.equal(existsSync(join(dataDir, LOCK_FILE)), false, 'released when the command ends');
   });
 });

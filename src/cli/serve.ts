@@ -6,6 +6,7 @@
 import cluster from 'node:cluster';
 import type { Config } from '../config.js';
 import type { Runtime } from '../runtime.js';
+import type { DemoSetUp } from './demo.js';
 import { integerOption, parseCommand, UsageError, type CommandSpec } from './args.js';
 
 // The server's modules (Fastify, the operations, the database) are imported where a process serves or
@@ -16,8 +17,8 @@ const SERVE: CommandSpec = {
 
 Serves the API on PORT (default 8627). Without DATABASE_URL it uses the embedded database under
 COREGATE_DATA_DIR (default ./data) and, on the first start, seeds the demo dataset and creates demo
-credentials (written to <data dir>/demo-credentials.json). With DATABASE_URL nothing is seeded unless
---demo is given.
+credentials (written to <data dir>/demo-credentials.json; a later start that finds the file gone writes
+fresh ones). With DATABASE_URL nothing is seeded unless --demo is given.
   --demo         set up the demo on PostgreSQL too
   --no-demo      never set up the demo
   --workers N    serve from N processes sharing the port (PostgreSQL only; default 1)`,
@@ -150,22 +151,41 @@ const connectionErrors = {
   report: (error: Error) => toStderr(`a database connection was lost (${error.message}); it will be replaced`),
 };
 
-/** Migrates and sets up the demo when asked; returns the runtime, still open, and whether the demo was set up now. */
+/**
+ * Migrates and sets up the demo when asked; returns the runtime, still open, and whether demo credentials
+ * were written now (the banner shows them this once).
+ */
 async function prepare(
   config: Config,
   wantsDemo: boolean,
   print: Print,
-): Promise<{ runtime: Runtime; seeded: boolean }> {
+): Promise<{ runtime: Runtime; newCredentials: boolean }> {
+  const demo = await import('./demo.js');
+  // Before anything is opened: the master secret and the credentials go into a data dir readable by its owner only.
+  if (wantsDemo) demo.createDataDir(config);
   const runtime = await openRuntimeWhenReachable(config, toStderr);
-  const { bootstrapDemo, demoCredentialsFile } = await import('./demo.js');
-  const seeded = wantsDemo && (await bootstrapDemo(runtime, config));
-  if (seeded)
-    print(
-      config.core === 'symxchange'
-        ? `Gateway mode: no demo data (the records are the core's); a demo API token is in ${demoCredentialsFile(config)}`
-        : `Demo data seeded; credentials written to ${demoCredentialsFile(config)}`,
-    );
-  return { runtime, seeded };
+  const setUp = wantsDemo
+    ? await demo.bootstrapDemo(runtime, config).catch(async (error: unknown) => {
+        // Nothing may keep the process alive after a failed start (the database holds its data directory).
+        await runtime.database.close();
+        throw error;
+      })
+    : undefined;
+  if (setUp) print(demoSetUpLine(setUp, demo.demoCredentialsFile(config), config));
+  return { runtime, newCredentials: setUp !== undefined };
+}
+
+function demoSetUpLine(setUp: DemoSetUp, file: string, config: Config): string {
+  switch (setUp) {
+    case 'seeded':
+      return `Demo data seeded; credentials written to ${file}`;
+    case 'token':
+      return `Gateway mode: no demo data (the records are the core's); a demo API token is in ${file}`;
+    case 'reissued':
+      return config.core === 'symxchange'
+        ? `${file} was missing: a fresh demo API token is in it (the lost one is revoked)`
+        : `${file} was missing: a fresh demo token and admin password are in it (the lost token is revoked)`;
+  }
 }
 
 /** Builds the app on an open runtime and listens; closes both on SIGINT/SIGTERM. Returns the port. */
@@ -237,8 +257,8 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
 }
 
 async function serveAlone(config: Config, wantsDemo: boolean, print: Print): Promise<void> {
-  const { runtime, seeded } = await prepare(config, wantsDemo, print);
-  await printBanner(config, await listen(config, runtime), print, { showSecrets: seeded });
+  const { runtime, newCredentials } = await prepare(config, wantsDemo, print);
+  await printBanner(config, await listen(config, runtime), print, { showSecrets: newCredentials });
 }
 
 /**
@@ -257,10 +277,10 @@ async function serveWorker(config: Config): Promise<void> {
  * a row) and stops them all on a signal.
  */
 async function servePrimary(config: Config, wantsDemo: boolean, workers: number, print: Print): Promise<void> {
-  const seeded = wantsDemo
-    ? await prepare(config, wantsDemo, print).then(async ({ runtime, seeded }) => {
+  const newCredentials = wantsDemo
+    ? await prepare(config, wantsDemo, print).then(async ({ runtime, newCredentials }) => {
         await runtime.database.close();
-        return seeded;
+        return newCredentials;
       })
     : false;
   let stopping = false;
@@ -326,12 +346,12 @@ async function servePrimary(config: Config, wantsDemo: boolean, workers: number,
   for (let i = 0; i < workers; i += 1) fork();
   await started;
   const port = [...listeningPorts.values()][0] ?? config.port;
-  await printBanner(config, port, print, { workers, showSecrets: seeded });
+  await printBanner(config, port, print, { workers, showSecrets: newCredentials });
 }
 
 interface BannerOptions {
   readonly workers?: number;
-  /** The demo credentials were created by this start: print them this once (later starts point at the file). */
+  /** The demo credentials were written by this start: print them this once (later starts point at the file). */
   readonly showSecrets: boolean;
 }
 

@@ -3,14 +3,29 @@
  * one directory each work on their own copy in memory, and the last to write wins on disk. So a process
  * opens the embedded database only while it holds `<dataDir>/coregate.lock`, a file created atomically
  * (link, which fails when the file exists) and holding who owns it. A second process fails at once, naming
- * the owner. A lock whose process is gone (a crash, `kill -9`) is stale and is replaced.
+ * the owner. A stale lock (its owner is gone: a crash, `kill -9`, a container rescheduled) is replaced.
  *
- * Liveness is judged on this host (`process.kill(pid, 0)`, and on Linux the process start time, so a
- * reused pid does not keep a dead lock alive): the data directory is meant to be local. A lock written on
- * another host is never taken over; the error names the file to delete.
+ * Who judges staleness: a lock written on this host is stale once its process is gone
+ * (`process.kill(pid, 0)`, and on Linux the process start time, so a reused pid does not keep a dead lock
+ * alive). Processes on another host cannot be seen, so the owner refreshes the file's mtime, its heartbeat,
+ * every `heartbeatMs` while it holds the lock, and a lock from another host is stale once its heartbeat is
+ * `STALE_AFTER_HEARTBEATS` intervals old. On this host the process table decides alone: it is exact, and a
+ * live owner's heartbeat pauses while PGlite runs a long statement on its thread.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  futimesSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 
@@ -27,33 +42,59 @@ export interface LockHolder {
   readonly id: string;
   /** Linux: the owner's start time in clock ticks since boot (`/proc/<pid>/stat`), which a reused pid does not share. */
   readonly processStart?: string;
+  /** How often the owner refreshes the file's mtime; the lock travels with its own staleness rule. */
+  readonly heartbeatMs?: number;
+}
+
+/** The owner touches the lock this often while it runs. */
+export const HEARTBEAT_MS = 10_000;
+/** A lock from another host whose heartbeat is this many of its intervals old is stale (30 s by default). */
+export const STALE_AFTER_HEARTBEATS = 3;
+
+/** A lock that was replaced: its owner (`null` when its content could not be read) and how old its heartbeat was. */
+export interface StaleLock {
+  readonly holder: LockHolder | null;
+  readonly heartbeatAgeMs: number;
+}
+
+export interface LockOptions {
+  /** How often this process refreshes its lock's heartbeat (tests shorten it). */
+  readonly heartbeatMs?: number;
 }
 
 export interface DataDirLock {
   readonly file: string;
   readonly holder: LockHolder;
-  /** The stale lock this one replaced; `null` when it could not be read. */
-  readonly tookOver: LockHolder | null | undefined;
-  /** Deletes the lock file if it is still this lock (never another's). Idempotent. */
+  /** The stale lock this one replaced, if any. */
+  readonly tookOver: StaleLock | undefined;
+  /** Stops the heartbeat and deletes the lock file if it is still this lock (never another's). Idempotent. */
   release(): void;
 }
 
 /** A second process asked for a data directory another one holds. */
 export class DataDirLockedError extends Error {
   readonly code = 'DATA_DIR_LOCKED';
+  readonly holder: LockHolder;
   constructor(
     readonly dataDir: string,
-    readonly holder: LockHolder,
+    held: Held,
     readonly file: string,
   ) {
+    const { holder, heartbeatAgeMs } = held;
     const elsewhere = holder.hostname !== hostname();
+    const seen = elsewhere ? `, last heartbeat ${seconds(heartbeatAgeMs)} ago` : '';
+    // A process of this host holds it until it ends; one of another host until its heartbeat stops.
+    const staleIn = Math.max(0, staleAfterMs(holder) - heartbeatAgeMs);
     super(
       `the embedded database in ${dataDir} is in use by process ${holder.pid}${elsewhere ? ` on host ${holder.hostname}` : ''} ` +
-        `(${holder.command}, since ${since(holder)}); stop it first` +
-        `${elsewhere ? ` (if it no longer runs there, delete ${file})` : ''}, ` +
-        'or use DATABASE_URL (PostgreSQL) to share a database between processes',
+        `(${holder.command}, since ${since(holder)}${seen}); stop it first, ` +
+        'or use DATABASE_URL (PostgreSQL) to share a database between processes' +
+        (elsewhere
+          ? `; if it no longer runs there, its lock is stale in ${seconds(staleIn)} and a start after that takes it over`
+          : ''),
     );
     this.name = 'DataDirLockedError';
+    this.holder = holder;
   }
 }
 
@@ -68,37 +109,55 @@ const TAKEOVER_POLL_MS = 20;
  * const lock = await lockDataDir('./data', 'coregate serve');
  * try { ... } finally { lock.release(); }
  */
-export async function lockDataDir(dataDir: string, command = commandOfThisProcess()): Promise<DataDirLock> {
+export async function lockDataDir(
+  dataDir: string,
+  command = commandOfThisProcess(),
+  options: LockOptions = {},
+): Promise<DataDirLock> {
   const directory = resolve(dataDir);
-  mkdirSync(directory, { recursive: true });
+  // Readable by its owner only: it holds the database, the master secret and the demo credentials.
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
   const file = join(directory, LOCK_FILE);
-  const content = `${JSON.stringify(holderOfThisProcess(command))}\n`;
+  const content = `${JSON.stringify(holderOfThisProcess(command, options.heartbeatMs ?? HEARTBEAT_MS))}\n`;
   const deadline = Date.now() + TAKEOVER_WAIT_MS;
   for (;;) {
     const outcome = claim(file, content);
     if (outcome.kind === 'owned') return ownedLock(file, content, outcome.tookOver);
-    if (outcome.kind === 'held') throw new DataDirLockedError(directory, outcome.holder, file);
+    if (outcome.kind === 'held') throw new DataDirLockedError(directory, outcome, file);
     if (Date.now() > deadline) {
-      if (outcome.kind === 'contended') throw new DataDirLockedError(directory, outcome.holder, file);
+      if (outcome.kind === 'contended') throw new DataDirLockedError(directory, outcome, file);
       throw new Error(`could not take the lock ${file}: it keeps changing`);
     }
     await new Promise((done) => setTimeout(done, TAKEOVER_POLL_MS));
   }
 }
 
-/** One line for the log when a lock replaced a stale one. */
+/** One line for the log when a lock replaced a stale one, saying why it was stale. */
 export function tookOverMessage(lock: DataDirLock): string {
-  const stale = lock.tookOver;
-  const of = stale ? `of process ${stale.pid} (${stale.command}, since ${since(stale)})` : '(unreadable)';
-  return `took over the stale lock ${of} on ${lock.file}: that process is gone`;
+  const { holder, heartbeatAgeMs } = lock.tookOver ?? { holder: null, heartbeatAgeMs: 0 };
+  if (!holder) return `took over the stale lock (unreadable) on ${lock.file}`;
+  const here = holder.hostname === hostname();
+  const why = here
+    ? 'that process is gone'
+    : `its last heartbeat is ${seconds(heartbeatAgeMs)} old (stale after ${seconds(staleAfterMs(holder))})`;
+  return (
+    `took over the stale lock of process ${holder.pid}${here ? '' : ` on host ${holder.hostname}`} ` +
+    `(${holder.command}, since ${since(holder)}) on ${lock.file}: ${why}`
+  );
+}
+
+/** A lock a live process owns, and how old its heartbeat is. */
+interface Held {
+  readonly holder: LockHolder;
+  readonly heartbeatAgeMs: number;
 }
 
 type Claim =
-  | { readonly kind: 'owned'; readonly tookOver?: LockHolder | null }
+  | { readonly kind: 'owned'; readonly tookOver?: StaleLock }
   /** A live process owns it. */
-  | { readonly kind: 'held'; readonly holder: LockHolder }
+  | ({ readonly kind: 'held' } & Held)
   /** A live process is replacing the same stale lock right now: look again shortly. */
-  | { readonly kind: 'contended'; readonly holder: LockHolder }
+  | ({ readonly kind: 'contended' } & Held)
   /** The file changed under us: look again. */
   | { readonly kind: 'again' };
 
@@ -106,28 +165,45 @@ type Claim =
  * Creates `file` with `content`, or replaces it when it is stale. Of several processes replacing one
  * stale lock, exactly one does: each first claims `<file>.<digest of the stale content>.takeover` (the
  * same claim, taken the same way, so a claim left by a crash is itself replaced), then, holding it, checks
- * that the file is still that stale lock and renames its own over it. Nothing else replaces a lock
- * that exists, so the check stays true until the rename.
+ * that the file is still that lock and still stale, and renames its own over it. Nothing else replaces a
+ * lock that exists, and a heartbeat only touches its owner's own file, so the check stays true until the
+ * rename (but for an owner whose heartbeat resumes in that instant after pausing for the whole threshold).
  */
 function claim(file: string, content: string): Claim {
   if (createExclusive(file, content)) return { kind: 'owned' };
   const stale = readLock(file);
   if (stale === undefined) return { kind: 'again' };
-  if (stale.holder && isRunning(stale.holder)) return { kind: 'held', holder: stale.holder };
+  if (stale.holder && !isStale(stale))
+    return { kind: 'held', holder: stale.holder, heartbeatAgeMs: stale.heartbeatAgeMs };
   const takeover = `${file}.${stale.digest}.takeover`;
   const claimed = claim(takeover, content);
-  if (claimed.kind === 'held' || claimed.kind === 'contended') return { kind: 'contended', holder: claimed.holder };
+  if (claimed.kind === 'held' || claimed.kind === 'contended') return { ...claimed, kind: 'contended' };
   if (claimed.kind === 'again') return claimed;
   try {
-    if (readLock(file)?.digest !== stale.digest) return { kind: 'again' };
+    const current = readLock(file);
+    if (current?.digest !== stale.digest || !isStale(current)) return { kind: 'again' };
     writeAtomically(file, content, (temporary) => renameSync(temporary, file));
-    return { kind: 'owned', tookOver: stale.holder };
+    return { kind: 'owned', tookOver: { holder: stale.holder, heartbeatAgeMs: current.heartbeatAgeMs } };
   } finally {
     removeIfOurs(takeover, content);
   }
 }
 
-function ownedLock(file: string, content: string, tookOver: LockHolder | null | undefined): DataDirLock {
+function ownedLock(file: string, content: string, tookOver: StaleLock | undefined): DataDirLock {
+  const holder = JSON.parse(content) as LockHolder;
+  // The heartbeat touches the file this process created, through a descriptor of its own: once another
+  // process has replaced the lock (judging it stale), the touches land on the replaced file, never on theirs.
+  const descriptor = openSync(file, 'r');
+  const heartbeat = setInterval(() => {
+    try {
+      const now = new Date();
+      futimesSync(descriptor, now, now);
+    } catch {
+      // A missed beat only brings staleness nearer; the next one tries again.
+    }
+  }, holder.heartbeatMs ?? HEARTBEAT_MS);
+  // The heartbeat must not keep a finished command alive.
+  heartbeat.unref();
   // A process that ends without closing the database (an error, process.exit) still gives the lock up;
   // one killed outright leaves it stale. Exiting is no time to throw: a lock left behind is only stale.
   const releaseOnExit = () => {
@@ -137,12 +213,17 @@ function ownedLock(file: string, content: string, tookOver: LockHolder | null | 
       // left stale
     }
   };
+  let released = false;
   const release = () => {
+    if (released) return;
+    released = true;
+    clearInterval(heartbeat);
+    closeSync(descriptor);
     process.removeListener('exit', releaseOnExit);
     removeIfOurs(file, content);
   };
   process.on('exit', releaseOnExit);
-  return { file, holder: JSON.parse(content) as LockHolder, tookOver, release };
+  return { file, holder, tookOver, release };
 }
 
 /** Writes `content` to a file of its own beside `file`, hands it to `place`, and removes it. */
@@ -170,16 +251,33 @@ function createExclusive(file: string, content: string): boolean {
   }
 }
 
-/** The lock's owner (`null` when the content does not parse) and a digest naming this very lock; undefined if gone. */
-function readLock(file: string): { holder: LockHolder | null; digest: string } | undefined {
-  let raw: string;
+interface ReadLock extends StaleLock {
+  /** Names this very lock (its content): a heartbeat does not change it, a replacement does. */
+  readonly digest: string;
+}
+
+/** The lock's owner (`null` when the content does not parse), its heartbeat's age and digest; undefined if gone. */
+function readLock(file: string): ReadLock | undefined {
+  let descriptor: number;
   try {
-    raw = readFileSync(file, 'utf8');
+    descriptor = openSync(file, 'r');
   } catch (error) {
     if (codeOf(error) === 'ENOENT') return undefined;
     throw error;
   }
-  return { holder: parseHolder(raw), digest: createHash('sha256').update(raw).digest('hex').slice(0, 16) };
+  try {
+    // Content and mtime of the same file, even if it is replaced meanwhile.
+    const raw = readFileSync(descriptor, 'utf8');
+    // A heartbeat from a clock ahead of ours counts as fresh, not as negative age.
+    const heartbeatAgeMs = Math.max(0, Date.now() - fstatSync(descriptor).mtimeMs);
+    return {
+      holder: parseHolder(raw),
+      heartbeatAgeMs,
+      digest: createHash('sha256').update(raw).digest('hex').slice(0, 16),
+    };
+  } finally {
+    closeSync(descriptor);
+  }
 }
 
 function parseHolder(raw: string): LockHolder | null {
@@ -190,7 +288,8 @@ function parseHolder(raw: string): LockHolder | null {
       (holder.pid ?? 0) > 0 &&
       typeof holder.hostname === 'string' &&
       typeof holder.command === 'string' &&
-      typeof holder.startedAt === 'string';
+      typeof holder.startedAt === 'string' &&
+      (holder.heartbeatMs === undefined || (Number.isInteger(holder.heartbeatMs) && holder.heartbeatMs > 0));
     return valid ? (holder as LockHolder) : null;
   } catch {
     return null;
@@ -205,9 +304,23 @@ function removeIfOurs(file: string, content: string): void {
   }
 }
 
-/** Whether the lock's owner still runs; a lock of another host counts as held (its processes are not visible here). */
-function isRunning(holder: LockHolder): boolean {
-  if (holder.hostname !== hostname()) return true;
+/**
+ * Whether a lock no longer has a live owner: on this host, its process is gone; on another host, whose
+ * processes are not visible here, its heartbeat has stopped.
+ */
+function isStale(lock: StaleLock): boolean {
+  // A lock that cannot be read names no owner to wait for.
+  if (!lock.holder) return true;
+  if (lock.holder.hostname === hostname()) return !isRunningHere(lock.holder);
+  return lock.heartbeatAgeMs > staleAfterMs(lock.holder);
+}
+
+/** How old a lock's heartbeat may be before it is stale: by the owner's own interval. */
+function staleAfterMs(holder: LockHolder): number {
+  return STALE_AFTER_HEARTBEATS * (holder.heartbeatMs ?? HEARTBEAT_MS);
+}
+
+function isRunningHere(holder: LockHolder): boolean {
   try {
     process.kill(holder.pid, 0);
   } catch (error) {
@@ -229,7 +342,7 @@ export function processStart(pid: number): string | undefined {
   }
 }
 
-function holderOfThisProcess(command: string): LockHolder {
+function holderOfThisProcess(command: string, heartbeatMs: number): LockHolder {
   const start = processStart(process.pid);
   return {
     pid: process.pid,
@@ -238,6 +351,7 @@ function holderOfThisProcess(command: string): LockHolder {
     startedAt: new Date().toISOString(),
     id: randomBytes(8).toString('hex'),
     ...(start === undefined ? {} : { processStart: start }),
+    heartbeatMs,
   };
 }
 
@@ -251,5 +365,7 @@ function commandOfThisProcess(): string {
 }
 
 const since = (holder: LockHolder) => holder.startedAt.replace(/\.\d{3}Z$/, 'Z');
+
+const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
 const codeOf = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | undefined)?.code;
