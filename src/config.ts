@@ -1,6 +1,7 @@
 /**
  * Runtime configuration from the environment. Every setting has a default that runs the quickstart.
  */
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 export interface Config {
@@ -47,9 +48,15 @@ export interface Config {
    * collateral record from the database.
    */
   readonly collateralCacheMb: number;
-  /** Password failures in a row that lock a user number or member credential, and for how long. */
+  /**
+   * Password failures in a row from one caller (address and bearer token) that lock a credential for that
+   * caller, and for how long; failures older than `lockoutSeconds` are forgotten.
+   */
   readonly lockoutThreshold: number;
   readonly lockoutSeconds: number;
+  /** Failures of one credential from every caller within `lockoutSeconds` beyond which each check of it waits `lockoutSlowdownMs`. */
+  readonly lockoutSlowdownThreshold: number;
+  readonly lockoutSlowdownMs: number;
   /** A logon session dies after this many idle seconds (DESIGN: 15 minutes). */
   readonly sessionIdleSeconds: number;
   /** Requests per minute per API token, and the stricter limit of FindBy lookups (anti-enumeration). */
@@ -74,6 +81,22 @@ export interface Config {
   readonly keepAliveTimeoutMs: number;
   /** Open client connections at most per process; further connections are closed at once. */
   readonly maxConnections: number;
+  /**
+   * Open connections at most from one client address (an IPv6 client by its /64), so that one client cannot
+   * take the whole `maxConnections`; 0 for no such limit. A trusted proxy's own connections are not limited.
+   */
+  readonly maxConnectionsPerAddress: number;
+  /**
+   * Addresses or CIDR ranges of the load balancers in front of coregate, whose `X-Forwarded-For` names the
+   * client (its address is then the client's for rate limits, lockouts, logs and the audit trail); empty
+   * trusts none and takes the connection's own address.
+   */
+  readonly trustedProxies: readonly string[];
+  /**
+   * The address clients reach coregate at (`https://api.example.com`), written into the WSDLs' endpoint
+   * addresses; absent, each WSDL names the listener's own address as the request reached it.
+   */
+  readonly publicUrl: URL | undefined;
   /** On SIGTERM/SIGINT, in-flight requests get this long to finish before every connection is closed and the process exits. */
   readonly shutdownGraceMs: number;
   /** Hours an Idempotency-Key and its response are kept; older keys are swept. */
@@ -118,6 +141,8 @@ export interface SymxchangeSettings {
   readonly connectTimeoutMs: number;
   /** The whole answer must arrive within this time (504 CORE_TIMEOUT otherwise). */
   readonly timeoutMs: number;
+  /** The largest answer read from a core, in bytes (502 CORE_BAD_RESPONSE past it). */
+  readonly maxAnswerBytes: number;
   /** Keep-alive connections per core. */
   readonly connections: number;
   /** Failures in a row that open the circuit breaker, and how long it stays open before one call may try. */
@@ -177,6 +202,53 @@ function databaseUrl(env: NodeJS.ProcessEnv): string | undefined {
   return raw;
 }
 
+/** An IPv4 or IPv6 address, optionally with a prefix length (`10.0.0.0/8`, `fd00::/8`). */
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^[0-9]{1,3}$/.test(prefix) && bits <= (version === 4 ? 32 : 128);
+}
+
+/** `COREGATE_TRUSTED_PROXIES=10.0.0.5,10.1.0.0/16`: the load balancers whose X-Forwarded-For is believed. */
+function trustedProxies(env: NodeJS.ProcessEnv): string[] {
+  const raw = env.COREGATE_TRUSTED_PROXIES;
+  if (!raw) return [];
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const wrong = entries.find((entry) => !isAddressOrRange(entry));
+  if (wrong !== undefined)
+    throw new Error(
+      `COREGATE_TRUSTED_PROXIES must be a comma-separated list of IP addresses or CIDR ranges, got "${wrong}"`,
+    );
+  return entries;
+}
+
+/** The public base URL of the service (`COREGATE_PUBLIC_URL`): http or https, nothing after the path. */
+function publicUrl(env: NodeJS.ProcessEnv): URL | undefined {
+  const raw = env.COREGATE_PUBLIC_URL;
+  if (!raw) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (
+    !url ||
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    url.search ||
+    url.hash ||
+    url.username ||
+    url.password
+  )
+    throw new Error(
+      `COREGATE_PUBLIC_URL must be an http:// or https:// URL without query, fragment or credentials, got "${raw}"`,
+    );
+  return url;
+}
+
 const POLICY_PREFIX = 'COREGATE_CREDENTIALS_';
 
 /** `COREGATE_CREDENTIALS_ACCOUNT=AdministrativeCredentials,CardCredentials` → { account: [...] }. */
@@ -231,6 +303,7 @@ function symxchangeSettings(env: NodeJS.ProcessEnv): SymxchangeSettings {
     deviceNumber: integer(env, 'COREGATE_SYMXCHANGE_DEVICE_NUMBER', 0, -32768, 32767),
     connectTimeoutMs: integer(env, 'COREGATE_SYMXCHANGE_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
     timeoutMs: integer(env, 'COREGATE_SYMXCHANGE_TIMEOUT_MS', 15_000, 100, 3_600_000),
+    maxAnswerBytes: integer(env, 'COREGATE_SYMXCHANGE_MAX_ANSWER_BYTES', 8 * 1024 * 1024, 4096, 1024 * 1024 * 1024),
     connections: integer(env, 'COREGATE_SYMXCHANGE_CONNECTIONS', 32, 1, 10_000),
     breakerFailures: integer(env, 'COREGATE_SYMXCHANGE_BREAKER_FAILURES', 5, 1, 10_000),
     breakerOpenMs: integer(env, 'COREGATE_SYMXCHANGE_BREAKER_OPEN_MS', 10_000, 100, 3_600_000),
@@ -261,6 +334,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     collateralCacheMb: integer(env, 'COREGATE_COLLATERAL_CACHE_MB', 16, 0, 65_536),
     lockoutThreshold: integer(env, 'COREGATE_LOCKOUT_THRESHOLD', 5, 1, 1000),
     lockoutSeconds: integer(env, 'COREGATE_LOCKOUT_SECONDS', 900, 1, 86_400 * 30),
+    lockoutSlowdownThreshold: integer(env, 'COREGATE_LOCKOUT_SLOWDOWN_THRESHOLD', 100, 1, 1_000_000),
+    lockoutSlowdownMs: integer(env, 'COREGATE_LOCKOUT_SLOWDOWN_MS', 1_000, 0, 30_000),
     sessionIdleSeconds: integer(env, 'COREGATE_SESSION_IDLE_SECONDS', 900, 1, 86_400),
     rateLimitPerMinute: integer(env, 'COREGATE_RATE_LIMIT', 6000, 1, 100_000_000),
     findByRateLimitPerMinute: integer(env, 'COREGATE_FINDBY_RATE_LIMIT', 1200, 1, 100_000_000),
@@ -274,6 +349,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: integer(env, 'COREGATE_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
     keepAliveTimeoutMs: integer(env, 'COREGATE_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
     maxConnections: integer(env, 'COREGATE_MAX_CONNECTIONS', 2_000, 1, 1_000_000),
+    maxConnectionsPerAddress: integer(env, 'COREGATE_MAX_CONNECTIONS_PER_ADDRESS', 256, 0, 1_000_000),
+    trustedProxies: trustedProxies(env),
+    publicUrl: publicUrl(env),
     shutdownGraceMs: integer(env, 'COREGATE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     idempotencyRetentionHours: integer(env, 'COREGATE_IDEMPOTENCY_RETENTION_HOURS', 24, 1, 24 * 365),
     checkResponses: boolean(env, 'COREGATE_CHECK_RESPONSES', false),

@@ -32,6 +32,7 @@ import { registerOperationRoutes } from './operation-routes.js';
 import { registerSoapRoutes, soapEndpoints } from './soap-routes.js';
 import { createSymxCodec } from '../symxchange/codec.js';
 import { registerOpsRoutes } from './ops-routes.js';
+import { closeIfRefused, limitConnectionsPerAddress } from './connections.js';
 import { lazySerializers, lazyValidators } from './lazy-compilers.js';
 import { Problem } from '../contract/problems.js';
 import { createCore, type Core } from '../core/index.js';
@@ -77,6 +78,15 @@ const SECURITY_HEADERS = {
 };
 const API_CONTENT_POLICY = "default-src 'none'; frame-ancestors 'none'";
 
+/** The headers of every answer: the request id, the security headers, and `Connection: close` after a refusal. */
+function answerHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
+  reply.headers(SECURITY_HEADERS);
+  if (!request.url.startsWith('/docs')) reply.header('content-security-policy', API_CONTENT_POLICY);
+  if (request.operation) reply.header('cache-control', 'no-store');
+  closeIfRefused(request, reply);
+}
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, secrets, config } = options;
   checkCredentialPolicy(config.credentialPolicy);
@@ -94,6 +104,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     http: {
       headersTimeout: Math.min(config.headersTimeoutMs, config.requestTimeoutMs),
       connectionsCheckingInterval: CONNECTION_CHECK_MS,
+    },
+    // A load balancer named in COREGATE_TRUSTED_PROXIES tells the client's address (X-Forwarded-For); any
+    // other sender of that header is not believed.
+    ...(config.trustedProxies.length > 0 ? { trustProxy: [...config.trustedProxies] } : {}),
+    // A URL Fastify cannot route (bad percent-encoding) is answered as every other error: problem+json.
+    // (Fastify runs no onSend hook for it: the headers every answer carries are set here.)
+    frameworkErrors: (_error, request, reply) => {
+      answerHeaders(request, reply);
+      return sendProblem(reply, new Problem(400, 'VALIDATION_FAILED', 'The request URL is not valid'), request);
     },
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
@@ -121,6 +140,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.server.maxConnections = config.maxConnections;
 
   const metrics = new ServiceMetrics({ db });
+  // …and no client address takes more than its share of them.
+  limitConnectionsPerAddress(app.server, {
+    perAddress: config.maxConnectionsPerAddress,
+    trustedProxies: config.trustedProxies,
+    onRefused: () => metrics.connectionRefused(),
+  });
   const authenticator = new Authenticator(db, secrets, config, {
     jwt: options.jwt,
     onLockout: (credential, event) => metrics.lockout(credential, event),
@@ -184,12 +209,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return sendProblem(reply, new Problem(404, 'NOT_FOUND', `No resource at ${path}`), request);
   });
 
-  app.addHook('onSend', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-    reply.headers(SECURITY_HEADERS);
-    if (!request.url.startsWith('/docs')) reply.header('content-security-policy', API_CONTENT_POLICY);
-    if (request.operation) reply.header('cache-control', 'no-store');
-  });
+  app.addHook('onSend', async (request, reply) => answerHeaders(request, reply));
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   const codec = createSymxCodec({ operations: CORE_OPERATIONS, schemas: SHARED_SCHEMAS });

@@ -57,6 +57,7 @@ export class ServiceMetrics {
   private readonly requests: Counter<'edge' | 'operation' | 'family' | 'status' | 'code'>;
   private readonly durations: Histogram<'edge' | 'operation' | 'family' | 'status'>;
   private readonly rateLimitRefusals: Counter<'limit'>;
+  private readonly connectionRefusals: Counter;
   private readonly lockoutEvents: { locked: Counter<'credential'>; refused: Counter<'credential'> };
   private coreCalls: Histogram<'sym' | 'outcome'> | undefined;
   /** The series of each label set met so far: prom-client hashes a label object on every call otherwise. */
@@ -81,6 +82,11 @@ export class ServiceMetrics {
       name: 'coregate_rate_limit_refusals_total',
       help: "Calls refused 429 by a rate limit: a token's budget of calls (token) or of FindBy lookups (findby)",
       labelNames: ['limit'],
+      registers,
+    });
+    this.connectionRefusals = new Counter({
+      name: 'coregate_connection_refusals_total',
+      help: 'Connections closed as they arrived because their client address already held its share (COREGATE_MAX_CONNECTIONS_PER_ADDRESS)',
       registers,
     });
     this.lockoutEvents = {
@@ -219,6 +225,10 @@ export class ServiceMetrics {
 
   rateLimited(limit: RateLimit): void {
     this.rateLimitRefusals.inc({ limit });
+  }
+
+  connectionRefused(): void {
+    this.connectionRefusals.inc();
   }
 
   lockout(credential: string, event: 'locked' | 'refused'): void {

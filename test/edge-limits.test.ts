@@ -1,0 +1,285 @@
+/**
+ * A server facing clients without a token: what they send cannot grow its memory (the WSDL is one per
+ * endpoint, never one per Host header), a call refused for its token, scope, size or media type loses its
+ * connection as soon as it is answered, one client address holds at most its share of the connections, and
+ * ordinary clients keep being served while one address opens 2,000 connections that never finish a body.
+ * Each test talks to a real `coregate serve` process over real sockets (Linux routes all of 127.0.0.0/8 to
+ * loopback, so `localAddress` gives each client an address of its own).
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { CLI, serve, stop, type Served } from './support/serve-process.js';
+
+const ADMIN_PASSWORD = 'edge-admin-password';
+const PER_ADDRESS = 64;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs a `coregate` command on the data directory and returns the last line it printed. */
+function coregate(dataDir: string, ...args: string[]): string {
+  const run = spawnSync(process.execPath, [...CLI, ...args], {
+    env: { ...process.env, COREGATE_DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn' },
+    encoding: 'utf8',
+  });
+  assert.equal(run.status, 0, run.stderr);
+  return run.stdout;
+}
+
+/** The resident memory of a process, in megabytes. */
+function rssMb(pid: number): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) / 1024;
+}
+
+interface Answer {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: string;
+}
+
+/** One HTTP request from a given local address, on a connection of its own. */
+function call(
+  base: URL,
+  options: { method?: string; path: string; headers?: Record<string, string>; body?: string; from?: string },
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(
+      {
+        host: base.hostname,
+        port: base.port,
+        method: options.method ?? 'GET',
+        path: options.path,
+        headers: options.headers,
+        agent: false,
+        ...(options.from ? { localAddress: options.from } : {}),
+      },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (body += chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body }));
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end(options.body);
+  });
+}
+
+/** A raw connection from `from`; resolves once connected, with the time it closed (ms after opening) later. */
+function rawConnection(base: URL, from: string): Promise<{ socket: Socket; closed: Promise<number> }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const socket = connect({ host: base.hostname, port: Number(base.port), localAddress: from });
+    const closed = new Promise<number>((done) => socket.once('close', () => done(performance.now() - started)));
+    socket.on('error', () => undefined);
+    socket.once('connect', () => resolve({ socket, closed }));
+    socket.once('error', reject);
+  });
+}
+
+describe('a server facing hostile clients', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'coregate-edge-'));
+  let served: Served;
+  let base: URL;
+  let token: string;
+  let narrowToken: string;
+  const findBySSN = '/gw/627/persistent/findby/findBySSN';
+  const lookup = () =>
+    JSON.stringify({ Credentials: { AdministrativeCredentials: { Password: ADMIN_PASSWORD } }, SSN: '123456789' });
+
+  before(async () => {
+    coregate(dataDir, 'admin-password', '--password', ADMIN_PASSWORD);
+    token = /cg_[A-Za-z0-9_-]+/.exec(coregate(dataDir, 'token', 'create', '--name', 'edge'))![0];
+    narrowToken = /cg_[A-Za-z0-9_-]+/.exec(
+      coregate(dataDir, 'token', 'create', '--name', 'narrow', '--scopes', 'collateral:read'),
+    )![0];
+    served = await serve({
+      args: ['--no-demo'],
+      env: {
+        COREGATE_DATA_DIR: dataDir,
+        DATABASE_URL: '',
+        PORT: '0',
+        LOG_LEVEL: 'warn',
+        COREGATE_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
+        COREGATE_TRUSTED_PROXIES: '127.0.0.9',
+        COREGATE_BODY_LIMIT: '4096',
+      },
+    });
+    base = new URL(served.baseUrl);
+  });
+  after(async () => {
+    await stop(served.child);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  describe('the WSDL', () => {
+    test('names the listener it was reached at, whatever Host header the request carries', async () => {
+      const answer = await call(base, {
+        path: '/SymXchange/findby?wsdl',
+        headers: { host: 'attacker.example:666' },
+      });
+      assert.equal(answer.status, 200);
+      assert.ok(answer.body.includes(`<soap:address location="http://${base.host}/SymXchange/findby"/>`));
+      assert.ok(!answer.body.includes('attacker.example'));
+      assert.match(
+        String(answer.headers['cache-control']),
+        /^private/,
+        'no shared cache keeps an address per listener',
+      );
+    });
+
+    test('10,000 requests with distinct Host headers leave the memory flat', async () => {
+      const wsdlRequests = async (count: number, host: (i: number) => string) => {
+        let next = 0;
+        const worker = async () => {
+          while (next < count) {
+            const i = next++;
+            const answer = await call(base, {
+              method: 'HEAD',
+              path: i % 2 ? '/SymXchange/collateral?wsdl' : '/SymXchange/2022.01/account?wsdl',
+              headers: { host: host(i) },
+            });
+            assert.equal(answer.status, 200);
+          }
+        };
+        await Promise.all(Array.from({ length: 16 }, worker));
+      };
+      await wsdlRequests(500, () => 'warm.example');
+      const before = rssMb(served.child.pid!);
+      await wsdlRequests(10_000, (i) => `host-${i}.example`);
+      const grown = rssMb(served.child.pid!) - before;
+      // Kept per host, 10,000 WSDLs of about 290 KB would be gigabytes; a garbage collector's slack is not.
+      assert.ok(grown < 64, `RSS grew ${grown.toFixed(1)} MB (from ${before.toFixed(1)} MB)`);
+    });
+  });
+
+  describe('a refused call loses its connection once answered', () => {
+    const refusals: { name: string; status: number; headers: Record<string, string>; body?: string }[] = [
+      { name: 'an invalid bearer token (401)', status: 401, headers: { authorization: 'Bearer cg_nope' } },
+      { name: 'a token without the scope (403)', status: 403, headers: {} },
+      { name: 'a body over the limit (413)', status: 413, headers: {}, body: 'x'.repeat(8192) },
+      { name: 'a body of another media type (415)', status: 415, headers: { 'content-type': 'text/plain' } },
+    ];
+    for (const refusal of refusals) {
+      test(`${refusal.name}, although its body never arrives`, async () => {
+        const { socket, closed } = await rawConnection(base, '127.0.0.1');
+        let received = '';
+        socket.on('data', (chunk) => (received += chunk.toString()));
+        const headers = {
+          authorization: `Bearer ${refusal.status === 403 ? narrowToken : token}`,
+          'content-type': 'application/json',
+          ...refusal.headers,
+        };
+        // Content-Length promises more than is sent: the server must not wait for the rest.
+        const length = refusal.body ? refusal.body.length : 1000;
+        socket.write(
+          `POST ${findBySSN} HTTP/1.1\r\nHost: x\r\n${Object.entries(headers)
+            .map(([name, value]) => `${name}: ${value}\r\n`)
+            .join('')}Content-Length: ${length}\r\n\r\n${(refusal.body ?? '{"SSN":').slice(0, 100)}`,
+        );
+        const closedAfter = await closed;
+        assert.match(received, new RegExp(`^HTTP/1.1 ${refusal.status} `));
+        assert.match(received, /\r\nconnection: close\r\n/i);
+        assert.ok(closedAfter < 2_000, `closed after ${Math.round(closedAfter)} ms`);
+      });
+    }
+
+    test('an accepted call keeps its connection alive', async () => {
+      const answer = await call(base, {
+        method: 'POST',
+        path: findBySSN,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', connection: 'keep-alive' },
+        body: lookup(),
+      });
+      assert.equal(answer.status, 200, answer.body);
+      assert.equal(answer.headers.connection, 'keep-alive');
+    });
+  });
+
+  describe('connections per client address', () => {
+    test('one address holds at most its share; the next are closed as they arrive, and another address is served', async () => {
+      const held = await Promise.all(Array.from({ length: PER_ADDRESS }, () => rawConnection(base, '127.0.0.2')));
+      const extra = await Promise.all(Array.from({ length: 10 }, () => rawConnection(base, '127.0.0.2')));
+      for (const { closed } of extra) assert.ok((await closed) < 1_000);
+      assert.equal((await call(base, { path: '/health', from: '127.0.0.3' })).status, 200);
+      for (const { socket } of held) socket.destroy();
+      await Promise.all(held.map(({ closed }) => closed));
+      await sleep(50);
+      assert.equal((await call(base, { path: '/health', from: '127.0.0.2' })).status, 200, 'its share is free again');
+      const metrics = await call(base, { path: '/metrics' });
+      assert.match(metrics.body, /^coregate_connection_refusals_total ([1-9][0-9]*)$/m);
+    });
+
+    test('a trusted proxy carries many clients: its connections are not limited', async () => {
+      const held = await Promise.all(Array.from({ length: PER_ADDRESS + 20 }, () => rawConnection(base, '127.0.0.9')));
+      assert.equal((await call(base, { path: '/health', from: '127.0.0.9' })).status, 200);
+      for (const { socket } of held) socket.destroy();
+    });
+
+    test('ordinary clients are served while one address opens 2,000 connections that never finish a body', async () => {
+      const wave: Socket[] = [];
+      let waveClosed = 0;
+      let waveConnected = 0;
+      let waveAnswered = 0;
+      const opening = (async () => {
+        for (let i = 0; i < 2_000; i += 1) {
+          const socket = connect({ host: base.hostname, port: Number(base.port), localAddress: '127.0.0.4' });
+          socket.on('error', () => undefined);
+          socket.once('close', () => (waveClosed += 1));
+          socket.once('connect', () => (waveConnected += 1));
+          socket.once('data', () => (waveAnswered += 1));
+          socket.once('connect', () =>
+            socket.write(
+              `POST ${findBySSN} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`,
+            ),
+          );
+          wave.push(socket);
+          if (i % 100 === 99) await sleep(20);
+        }
+      })();
+      const outcomes: number[] = [];
+      const ordinary = async () => {
+        for (let i = 0; i < 25; i += 1) {
+          const answer = await call(base, {
+            method: 'POST',
+            path: findBySSN,
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: lookup(),
+          }).catch((error: NodeJS.ErrnoException) => ({ status: error.code ?? 'error' }) as unknown as Answer);
+          outcomes.push(answer.status);
+        }
+      };
+      await Promise.all([opening, ...Array.from({ length: 8 }, ordinary)]);
+      // The wave's connections past its share are closed as the server accepts them, long before the 30 s
+      // request deadline would free them.
+      for (let waited = 0; waveClosed < 2_000 - PER_ADDRESS && waited < 10_000; waited += 100) await sleep(100);
+      try {
+        assert.deepEqual(
+          outcomes.filter((status) => status !== 200),
+          [],
+          `${outcomes.length} ordinary calls during the wave`,
+        );
+        assert.ok(
+          waveClosed >= 2_000 - PER_ADDRESS,
+          `${waveClosed} of the wave connections closed, ${waveConnected} connected, ${waveAnswered} answered`,
+        );
+      } finally {
+        for (const socket of wave) socket.destroy();
+      }
+    });
+  });
+
+  test('a URL that cannot be decoded is a problem+json 400 with the headers of every answer', async () => {
+    const answer = await call(base, { path: '/gw/627/persistent/findby/%E0%A4%A' });
+    assert.equal(answer.status, 400);
+    assert.match(String(answer.headers['content-type']), /^application\/problem\+json/);
+    assert.equal(JSON.parse(answer.body).code, 'VALIDATION_FAILED');
+    assert.ok(answer.headers['x-request-id']);
+    assert.equal(answer.headers['x-content-type-options'], 'nosniff');
+  });
+});
