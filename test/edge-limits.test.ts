@@ -14,6 +14,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { addressKey } from '../src/http/connections.js';
 import { CLI, serve, stop, type Served } from './support/serve-process.js';
 
 const ADMIN_PASSWORD = 'edge-admin-password';
@@ -281,5 +282,19 @@ describe('a server facing hostile clients', () => {
     assert.equal(JSON.parse(answer.body).code, 'VALIDATION_FAILED');
     assert.ok(answer.headers['x-request-id']);
     assert.equal(answer.headers['x-content-type-options'], 'nosniff');
+  });
+});
+
+describe('the address a connection counts under', () => {
+  test('an IPv4 address whole, also when IPv4-mapped', () => {
+    assert.equal(addressKey('10.0.0.7'), '10.0.0.7');
+    assert.equal(addressKey('::ffff:10.0.0.7'), '10.0.0.7');
+  });
+
+  test('an IPv6 address by its /64, however it is written', () => {
+    assert.equal(addressKey('2001:db8:1:2:aaaa::1'), '2001:db8:1:2::/64');
+    assert.equal(addressKey('2001:0db8:0001:0002:ffff:ffff:ffff:ffff'), '2001:db8:1:2::/64');
+    assert.equal(addressKey('2001:db8::1'), '2001:db8:0:0::/64');
+    assert.equal(addressKey('::1'), '0:0:0:0::/64');
   });
 });
