@@ -118,10 +118,18 @@ export const HOT_QUERIES: readonly HotQuery[] = [
   ),
   { name: 'bearer token: tokens.findActive', run: (db) => tokens.findActive(db, 'cg_snapshot') },
   { name: 'TokenCredentials: sessions.findLive', run: (db) => sessions.findLive(db, 'token-id', 'snapshot', 900) },
-  { name: 'password lockout: lockouts.state', run: (db) => lockouts.state(db, 'user:7') },
+  {
+    name: 'password lockout: lockouts.state',
+    run: (db) => lockouts.state(db, 'user:7@192.0.2.1/snapshot', 'user#17', { threshold: 100, windowSeconds: 900 }),
+    answers: [[{ failures: 0, locks: 0, locked: false, slowed: false }]],
+  },
   {
     name: 'password failure: lockouts.fail',
-    run: (db) => lockouts.fail(db, 'user:7', { threshold: 5, lockSeconds: 900 }),
+    run: (db) => lockouts.fail(db, 'user:7@192.0.2.1/snapshot', { threshold: 5, lockSeconds: 900 }),
+  },
+  {
+    name: 'password failure: lockouts.slowDown',
+    run: (db) => lockouts.slowDown(db, 'user#17', { threshold: 100, windowSeconds: 900 }),
   },
   {
     name: 'Idempotency-Key: idempotencyKeys.reserve (a retry)',

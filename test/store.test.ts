@@ -721,7 +721,8 @@ for (const backend of BACKENDS) {
           ended_at: true,
         },
         member_secret: { account_number: true, home_banking_password_hash: true, audio_access_code_hash: true },
-        credential_lockout: { subject: true, failures: true, locks: true, locked_until: true },
+        credential_lockout: { subject: true, failures: true, locks: true, locked_until: true, failed_at: true },
+        credential_slowdown: { credential: true, failures_until: true },
         audit_event: {
           id: true,
           at: true,

@@ -78,10 +78,13 @@ function rateLimited(retryAfterSeconds: number): Problem {
   });
 }
 
-/** The audit event of a call to an operation, answered with `status` (and a problem `code` when it failed). */
+/**
+ * The audit event of a call answered with `status` (and a problem `code` when it failed): named by its
+ * operation, or, for a call refused before it reached one, by what it was sent to (`soap:/SymXchange/findby`).
+ */
 export function auditEvent(
   request: FastifyRequest,
-  operation: AnyOperation,
+  operation: AnyOperation | string,
   status: number,
   code: string | null,
 ): AuditEvent {
@@ -90,7 +93,7 @@ export function auditEvent(
     tokenName: request.bearer?.tokenName ?? null,
     userNumber: request.caller?.userNumber ?? null,
     memberAccount: request.caller?.memberAccount ?? null,
-    operation: `${operation.family}:${operation.name}`,
+    operation: typeof operation === 'string' ? operation : `${operation.family}:${operation.name}`,
     accountNumbers: [...(request.auditAccounts ?? [])],
     collateralNumber: request.auditCollateral ?? null,
     status,
@@ -187,7 +190,7 @@ export class OperationPipeline {
     const accepted = this.acceptedCredentials(operation);
     const caller = core.verifiesCredentials
       ? authenticator.claimCredentials(body.Credentials, accepted, tokenName)
-      : await authenticator.verifyCredentials(body.Credentials, accepted, tokenName);
+      : await authenticator.verifyCredentials(body.Credentials, accepted, tokenName, request.ip);
     request.caller = caller;
     // Member confinement: a member's credentials reach only the member's own account.
     if (caller.memberAccount !== undefined && account !== caller.memberAccount) {

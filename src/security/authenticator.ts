@@ -1,9 +1,12 @@
 /**
  * Who is calling: the bearer token (401 when missing or not live) and the body `Credentials`, every one
  * of which must verify (403 otherwise, without saying which part failed). Member-level credentials
- * confine the call to the member's account.
+ * confine the call to the member's account. Passwords are throttled per credential and caller (bearer
+ * token and address), with a slow-down per credential across every caller (docs/decisions.md, "Security").
  */
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { isIPv6 } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Type, type TSchema } from 'typebox';
 import type { Config } from '../config.js';
 import { forbidden, unauthenticated, validationFailed } from '../contract/problems.js';
@@ -14,11 +17,21 @@ import {
   type CredentialsBody,
 } from '../contract/envelope.js';
 import { type Scope } from '../contract/scopes.js';
-import { hashToken, lockouts, memberSecrets, sessions, settings, SETTING, tokens, users } from '../store/access.js';
+import {
+  hashToken,
+  lockouts,
+  memberSecrets,
+  sessions,
+  settings,
+  SETTING,
+  tokens,
+  users,
+  type SlowdownPolicy,
+} from '../store/access.js';
 import type { Db } from '../store/database.js';
 import { lookups } from '../store/lookups.js';
 import { looksLikeJwt, type JwtVerifier } from './jwt.js';
-import { verifyPassword as scryptVerify } from '../crypto/passwords.js';
+import { hashPassword, verifyPassword as scryptVerify } from '../crypto/passwords.js';
 import type { Secrets } from '../crypto/secrets.js';
 
 export interface BearerIdentity {
@@ -38,8 +51,21 @@ export interface CredentialIdentity {
 
 export type AuthenticatorSettings = Pick<
   Config,
-  'credentialCacheMs' | 'tokenCacheMs' | 'lockoutThreshold' | 'lockoutSeconds' | 'sessionIdleSeconds'
+  | 'credentialCacheMs'
+  | 'tokenCacheMs'
+  | 'lockoutThreshold'
+  | 'lockoutSeconds'
+  | 'lockoutSlowdownThreshold'
+  | 'lockoutSlowdownMs'
+  | 'sessionIdleSeconds'
 >;
+
+/** Who presents credentials, as the lockout counts callers: the bearer token, and the address the call came from. */
+export interface Caller {
+  readonly tokenName: string;
+  /** As `callerAddress` gives it. */
+  readonly address: string;
+}
 
 /** What one verified credential object says about the caller. */
 interface Verified {
@@ -55,10 +81,12 @@ export interface AuthenticatorOptions {
   /** The scrypt check, replaceable so that tests can count how often a password is really hashed. */
   readonly verifyPassword?: (password: string, stored: string) => Promise<boolean>;
   /**
-   * Told when wrong passwords lock a credential (`locked`) and when a locked one is tried (`refused`), with
-   * its kind (`admin`, `user`, `account`, `homebanking`, `lookup`): for the metrics.
+   * Told when wrong passwords lock a credential for a caller (`locked`) and when a locked one is tried
+   * (`refused`), with its kind (`admin`, `user`, `account`, `homebanking`, `lookup`): for the metrics.
    */
   readonly onLockout?: (credential: string, event: 'locked' | 'refused') => void;
+  /** Least time between two sweeps of expired lockout rows by this process; default one minute. */
+  readonly lockoutSweepMs?: number;
 }
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/;
@@ -69,24 +97,85 @@ const TOKEN_CACHE_ENTRIES = 10_000;
 const SESSION_TOUCH_SECONDS = 30;
 /** Password verifications remembered at most, for each outcome; the oldest is forgotten first. */
 const VERIFICATION_CACHE_ENTRIES = 10_000;
-/** The administrative password's first lock under one bearer token; each further one doubles, up to `lockoutSeconds`. */
+/** The administrative password's first lock for one caller; each further one doubles, up to `lockoutSeconds`. */
 const ADMIN_FIRST_LOCK_SECONDS = 1;
 /** Longest lockout subject (`credential_lockout.subject`). */
 const SUBJECT_MAX_LENGTH = 160;
+/**
+ * The slow-down rows of a kind of credential (the administrative password has its own): a credential's
+ * row is chosen by a keyed hash, for known and unknown credentials alike, so that which credentials are
+ * slowed says nothing about which exist, and a flood of made-up names fills at most this many rows.
+ */
+export const SLOWDOWN_BUCKETS = 256;
+const LOCKOUT_SWEEP_MS = 60_000;
 
 /**
- * The lockout subject of the administrative password under one bearer token: guessing under one token
- * never locks the password for the others. A name too long for the column is replaced by its hash.
+ * The address a caller is counted by: an IPv4 address as it is, the /64 network of an IPv6 one (a
+ * subscriber is given a whole /64, so its addresses are one caller).
+ * @example callerAddress('2001:db8:1:2:a:b:c:d') // '2001:db8:1:2::/64'
  */
-export function adminLockoutSubject(tokenName: string): string {
-  const subject = `admin@token:${tokenName}`;
-  return subject.length <= SUBJECT_MAX_LENGTH
-    ? subject
-    : `admin@token#${createHash('sha256').update(tokenName).digest('base64url')}`;
+export function callerAddress(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  if (!isIPv6(ip)) return ip;
+  const [head = '', tail] = ip.split('%')[0]!.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => parseInt(group, 16).toString(16))
+    .join(':')}::/64`;
 }
 
-/** The kind of credential a lockout subject belongs to: its prefix (`user:25` → `user`, `admin@token:x` → `admin`). */
+/**
+ * The lockout subject of a credential (`admin`, `user:25`, `account:…:password`, …) under one caller:
+ * `<credential>@<address>/<token>`, so that one caller's guesses lock it for that caller only. One too
+ * long for the column is replaced by its kind and hash.
+ * @example lockoutSubject('user:25', { tokenName: 'teller', address: '192.0.2.7' }) // 'user:25@192.0.2.7/teller'
+ */
+export function lockoutSubject(credential: string, caller: Caller): string {
+  const subject = `${credential}@${caller.address}/${encodeURIComponent(caller.tokenName)}`;
+  return subject.length <= SUBJECT_MAX_LENGTH
+    ? subject
+    : `${credentialOf(credential)}#${createHash('sha256').update(subject).digest('base64url')}`;
+}
+
+/** The kind of credential a lockout subject belongs to: its prefix (`user:25@…` → `user`, `admin@…` → `admin`). */
 const credentialOf = (subject: string) => /^[a-z]+/.exec(subject)?.[0] ?? 'other';
+
+/** A scrypt hash of a random password, made once per process: unknown credentials are checked against it. */
+interface Decoy {
+  readonly hash: string;
+  /** How long making it took: a check takes as long, until checks are measured. */
+  readonly ms: number;
+}
+let decoyMade: Promise<Decoy> | undefined;
+
+function decoy(): Promise<Decoy> {
+  decoyMade ??= (async () => {
+    const started = performance.now();
+    const hash = await hashPassword(randomBytes(15).toString('base64url'));
+    return { hash, ms: performance.now() - started };
+  })().catch((error: unknown) => {
+    decoyMade = undefined;
+    throw error;
+  });
+  return decoyMade;
+}
+
+/**
+ * One password check: where the caller's failures are counted (the credential's own row for this caller,
+ * or for a credential that does not exist, one row for all the caller's unknown credentials of its kind,
+ * so that made-up names add no rows), where every caller's failures of it are paced, and what its
+ * verification is remembered under.
+ */
+interface Attempt {
+  readonly subject: string;
+  readonly slowdown: string;
+  readonly verification: string;
+  readonly firstLockSeconds: number;
+}
 
 /** Keys remembered until an expiry, at most `capacity` of them (the oldest is forgotten first). */
 class ExpiringKeys {
@@ -124,14 +213,17 @@ export class Authenticator {
    */
   private readonly checking = new Map<string, Promise<boolean>>();
   private readonly cacheKey: Buffer;
+  /** Picks a credential's slow-down row (`SLOWDOWN_BUCKETS`); the same on every instance of the store's secrets. */
+  private readonly slowdownKey: Buffer;
+  private readonly slowdownPolicy: SlowdownPolicy;
+  /** How long a password check takes here (a moving average), for refusals made without one; undefined until measured. */
+  private checkMs: number | undefined;
+  private lastSweep = 0;
   private readonly verifyPassword: (password: string, stored: string) => Promise<boolean>;
   private adminHash: { value: string | undefined; readAt: number } | undefined;
   /** Token hash → identity and when to look it up again: one database read per token per `tokenCacheMs`, not per call. */
   private readonly liveTokens = new Map<string, { identity: BearerIdentity; until: number }>();
-  private readonly verifiers: Record<
-    CredentialKind,
-    (fields: Fields, tokenName: string) => Promise<Verified | undefined>
-  >;
+  private readonly verifiers: Record<CredentialKind, (fields: Fields, caller: Caller) => Promise<Verified | undefined>>;
 
   constructor(
     private readonly db: Db,
@@ -140,35 +232,40 @@ export class Authenticator {
     private readonly options: AuthenticatorOptions = {},
   ) {
     this.cacheKey = secrets.key('credential-cache');
+    this.slowdownKey = secrets.key('lockout-slowdown');
+    this.slowdownPolicy = { threshold: policy.lockoutSlowdownThreshold, windowSeconds: policy.lockoutSeconds };
     this.verifyPassword = options.verifyPassword ?? scryptVerify;
+    // Made now, so that the first unknown credential costs one check like any other (a failure is tried again then).
+    decoy().catch(() => undefined);
     this.verifiers = {
-      AdministrativeCredentials: async ({ Password }, tokenName) =>
-        (await this.verifyAdmin(String(Password), tokenName)) ? { userNumber: 0 } : undefined,
-      UserNumberCredentials: async ({ UserNumber, Password }) => {
+      AdministrativeCredentials: async ({ Password }, caller) =>
+        (await this.verifyAdmin(String(Password), caller)) ? { userNumber: 0 } : undefined,
+      UserNumberCredentials: async ({ UserNumber, Password }, caller) => {
         const user = await users.find(db, Number(UserNumber));
-        const ok = await this.verifyLocked(`user:${UserNumber}`, String(Password), user?.passwordHash);
+        const attempt = this.attempt(`user:${Number(UserNumber)}`, user?.passwordHash, caller);
+        const ok = await this.verifyThrottled(attempt, String(Password), user?.passwordHash);
         return ok ? { userNumber: Number(UserNumber) } : undefined;
       },
       // A TokenId of another bearer token's session is refused exactly like one never issued.
-      TokenCredentials: async ({ TokenId }, tokenName) => {
+      TokenCredentials: async ({ TokenId }, { tokenName }) => {
         const session = await sessions.findLive(db, String(TokenId), tokenName, policy.sessionIdleSeconds);
         if (!session) return undefined;
         if (session.idleSeconds > SESSION_TOUCH_SECONDS) await sessions.touch(db, String(TokenId));
         return { userNumber: session.userNumber };
       },
-      AccountNumberCredentials: async (fields) => {
+      AccountNumberCredentials: async (fields, caller) => {
         const account = String(fields.AccountNumber);
-        const ok = await this.verifyMemberSecret(`account:${account}`, account, fields);
+        const ok = await this.verifyMemberSecret(`account:${account}`, account, fields, caller);
         return ok ? { memberAccount: account } : undefined;
       },
-      HomeBankingCredentials: async (fields) => {
+      HomeBankingCredentials: async (fields, caller) => {
         const { UserName, Password } = fields;
         const account = await lookups.homeBankingUser(db, String(UserName));
-        const secret = account ? await memberSecrets.find(db, account) : undefined;
-        const subject = `homebanking:${String(UserName).toLowerCase()}`;
+        const stored = account ? (await memberSecrets.find(db, account))?.homeBankingPasswordHash : undefined;
+        const attempt = this.attempt(`homebanking:${String(UserName).toLowerCase()}`, stored, caller);
         const ok =
-          (await this.verifyLocked(subject, String(Password), secret?.homeBankingPasswordHash)) &&
-          (await this.verifySecondary(subject, account, fields.SecondaryVerification));
+          (await this.verifyThrottled(attempt, String(Password), stored)) &&
+          (await this.verifySecondary(attempt, account, fields.SecondaryVerification));
         return ok ? { memberAccount: account } : undefined;
       },
       CardCredentials: async ({ CardNumber }) => {
@@ -179,12 +276,13 @@ export class Authenticator {
         const account = await lookups.micrAccount(db, secrets.lookupHash('micr', String(MICRNumber)));
         return account ? { memberAccount: account } : undefined;
       },
-      LookupCredentials: async (fields) => {
+      LookupCredentials: async (fields, caller) => {
         const match = await lookups.lookup(db, Number(fields.Type), String(fields.Value));
         const ok = await this.verifyMemberSecret(
-          `lookup:${fields.Type}:${String(fields.Value)}`,
+          `lookup:${Number(fields.Type)}:${String(fields.Value)}`,
           match?.accountNumber,
           fields,
+          caller,
         );
         return ok ? { memberAccount: match?.accountNumber } : undefined;
       },
@@ -224,14 +322,15 @@ export class Authenticator {
   }
 
   /**
-   * Verifies every credential object given, presented under the bearer token `tokenName`; throws 403 when
-   * one fails, when a kind is not accepted by the operation or when member credentials name different
-   * accounts; 400 when an object lacks a field.
+   * Verifies every credential object given, presented under the bearer token `tokenName` from the address
+   * `ip` (the request's); throws 403 when one fails, when a kind is not accepted by the operation or when
+   * member credentials name different accounts; 400 when an object lacks a field.
    */
   async verifyCredentials(
     credentials: CredentialsBody,
     accepted: readonly CredentialKind[],
     tokenName: string,
+    ip: string,
   ): Promise<CredentialIdentity> {
     const given = (Object.keys(credentials) as CredentialKind[]).filter(
       (kind) => Object.keys(credentials[kind] ?? {}).length > 0,
@@ -239,10 +338,11 @@ export class Authenticator {
     if (given.length === 0) throw forbidden('Credentials must hold at least one credential object');
     for (const kind of given) requireFields(kind, credentials[kind]!);
     if (given.some((kind) => !accepted.includes(kind))) throw forbidden();
+    const caller: Caller = { tokenName, address: callerAddress(ip) };
     let userNumber = 0;
     let memberAccount: string | undefined;
     for (const kind of given) {
-      const verified = await this.verifiers[kind](credentials[kind]!, tokenName);
+      const verified = await this.verifiers[kind](credentials[kind]!, caller);
       if (!verified) throw forbidden();
       if (verified.userNumber !== undefined) userNumber = verified.userNumber;
       if (verified.memberAccount !== undefined) {
@@ -287,69 +387,119 @@ export class Authenticator {
   }
 
   /**
-   * The administrative password, throttled per bearer token: `lockoutThreshold` failures in a row lock it
-   * under that token for 1 s, each further lock before a success twice as long, up to `lockoutSeconds`.
-   * A password this token proved within `credentialCacheMs` passes without a database read (the hot path
-   * of every administrative call); any other attempt is first checked against the lock.
+   * The administrative password, throttled per caller: `lockoutThreshold` failures in a row lock it for
+   * that caller for 1 s, each further lock before a success twice as long, up to `lockoutSeconds`. A
+   * password this caller proved within `credentialCacheMs` passes without a database read (the hot path of
+   * every administrative call); any other attempt is first checked against the lock and the slow-down.
    */
-  private async verifyAdmin(password: string, tokenName: string): Promise<boolean> {
-    const subject = adminLockoutSubject(tokenName);
+  private async verifyAdmin(password: string, caller: Caller): Promise<boolean> {
     const stored = await this.storedAdminHash();
-    if (stored !== undefined && this.verified.has(this.cacheKeyOf(subject, password, stored), Date.now())) return true;
-    return this.verifyLocked(subject, password, stored, ADMIN_FIRST_LOCK_SECONDS);
+    const attempt = this.attempt('admin', stored, caller, ADMIN_FIRST_LOCK_SECONDS);
+    if (stored !== undefined && this.verified.has(this.cacheKeyOf(attempt.verification, password, stored), Date.now()))
+      return true;
+    return this.verifyThrottled(attempt, password, stored);
   }
 
   /**
-   * A password check under lockout: a locked subject fails without a check; a failure counts towards the
-   * lock and a success clears the count; an unknown subject (no stored hash) fails and counts like a
-   * wrong password.
+   * Where a check of `credential` by `caller` counts: a credential without a stored hash (an unknown user,
+   * account or name) counts in the caller's one row of unknown credentials of its kind. The administrative
+   * password has a slow-down row of its own; other credentials share `SLOWDOWN_BUCKETS` per kind.
    */
-  private async verifyLocked(
-    subject: string,
+  private attempt(
+    credential: string,
+    stored: string | null | undefined,
+    caller: Caller,
+    firstLockSeconds = this.policy.lockoutSeconds,
+  ): Attempt {
+    const kind = credentialOf(credential);
+    const verification = lockoutSubject(credential, caller);
+    if (kind === 'admin') return { subject: verification, slowdown: 'admin', verification, firstLockSeconds };
+    const bucket =
+      createHmac('sha256', this.slowdownKey).update(credential).digest().readUInt32BE(0) % SLOWDOWN_BUCKETS;
+    return {
+      subject: stored ? verification : lockoutSubject(`${kind}:?`, caller),
+      slowdown: `${kind}#${bucket}`,
+      verification,
+      firstLockSeconds,
+    };
+  }
+
+  /**
+   * A password check under lockout and slow-down. A slowed credential waits `lockoutSlowdownMs` first,
+   * right password or not. A caller locked out of it fails without a check, but as long as a check takes
+   * (at once when the outcome is remembered, as a check would be): the answer's time does not tell a lock
+   * from a wrong password, nor the one row of unknown credentials from a known one. A credential without a stored hash is
+   * checked against the decoy, so that it costs what a wrong password of a known one costs. A failure
+   * counts towards the caller's lock and the credential's slow-down; a success clears the caller's count.
+   */
+  private async verifyThrottled(
+    attempt: Attempt,
     password: string,
     stored: string | null | undefined,
-    firstLockSeconds = this.policy.lockoutSeconds,
   ): Promise<boolean> {
-    const lockout = await lockouts.state(this.db, subject);
-    if (lockout?.locked) {
-      this.options.onLockout?.(credentialOf(subject), 'refused');
+    const state = await lockouts.state(this.db, attempt.subject, attempt.slowdown, this.slowdownPolicy);
+    if (state.slowed) await sleep(this.policy.lockoutSlowdownMs);
+    const against = stored || (await decoy()).hash;
+    const key = this.cacheKeyOf(attempt.verification, password, against);
+    if (state.locked) {
+      this.options.onLockout?.(credentialOf(attempt.subject), 'refused');
+      if (!this.remembered(key)) await sleep(this.checkMs ?? (await decoy()).ms);
       return false;
     }
-    const ok = stored ? await this.verifyCached(subject, password, stored) : false;
+    const ok = (await this.verifyCached(key, password, against)) && !!stored;
     if (!ok) {
-      await this.countFailure(subject, firstLockSeconds);
-    } else if (lockout) {
-      await lockouts.clear(this.db, subject);
+      await this.countFailure(attempt);
+    } else if (state.failures > 0 || state.locks > 0) {
+      await lockouts.clear(this.db, attempt.subject);
     }
     return ok;
   }
 
-  /** A wrong password or second factor: counts towards the subject's lock (and tells `onLockout` when it locks). */
-  private async countFailure(subject: string, firstLockSeconds: number): Promise<void> {
-    const locked = await lockouts.fail(this.db, subject, {
+  /**
+   * A wrong password or second factor: counts towards the caller's lock (telling `onLockout` when it
+   * locks) and the credential's slow-down, and now and then sweeps the rows that no longer count.
+   */
+  private async countFailure(attempt: Attempt): Promise<void> {
+    const locked = await lockouts.fail(this.db, attempt.subject, {
       threshold: this.policy.lockoutThreshold,
       lockSeconds: this.policy.lockoutSeconds,
-      firstLockSeconds,
+      firstLockSeconds: attempt.firstLockSeconds,
     });
-    if (locked) this.options.onLockout?.(credentialOf(subject), 'locked');
+    await lockouts.slowDown(this.db, attempt.slowdown, this.slowdownPolicy);
+    if (locked) this.options.onLockout?.(credentialOf(attempt.subject), 'locked');
+    const now = Date.now();
+    if (now - this.lastSweep >= (this.options.lockoutSweepMs ?? LOCKOUT_SWEEP_MS)) {
+      this.lastSweep = now;
+      // Rows are added only by failures, so sweeping after them bounds the table. A failed sweep is
+      // tried again after the next interval: until then, rows that no longer count are only kept longer.
+      await lockouts.sweep(this.db, this.policy.lockoutSeconds).catch(() => undefined);
+    }
   }
 
   private cacheKeyOf(subject: string, password: string, stored: string): string {
     return createHmac('sha256', this.cacheKey).update(`${subject}\0${password}\0${stored}`).digest('base64');
   }
 
+  /** Whether a verification by this key is remembered, either outcome. */
+  private remembered(key: string): boolean {
+    const now = Date.now();
+    return this.verified.has(key, now) || this.refused.has(key, now);
+  }
+
   /**
    * scrypt, unless this outcome is remembered (for `credentialCacheMs`, either outcome) or being checked
-   * for another call now (one scrypt serves both).
+   * for another call now (one scrypt serves both). `key` is `cacheKeyOf` the check.
    */
-  private async verifyCached(subject: string, password: string, stored: string): Promise<boolean> {
-    const key = this.cacheKeyOf(subject, password, stored);
+  private async verifyCached(key: string, password: string, stored: string): Promise<boolean> {
     const now = Date.now();
     if (this.verified.has(key, now)) return true;
     if (this.refused.has(key, now)) return false;
     let check = this.checking.get(key);
     if (!check) {
+      const started = performance.now();
       check = this.verifyPassword(password, stored).then((ok) => {
+        const ms = performance.now() - started;
+        this.checkMs = this.checkMs === undefined ? ms : this.checkMs * 0.9 + ms * 0.1;
         if (this.policy.credentialCacheMs > 0)
           (ok ? this.verified : this.refused).add(key, Date.now() + this.policy.credentialCacheMs);
         return ok;
@@ -365,29 +515,34 @@ export class Authenticator {
 
   /**
    * A member's secret (the home-banking password or the audio response code, whichever the credential
-   * carries: the core takes one) and its second factor, under the lockout of `subject`. An unknown account
-   * fails like a wrong secret. `OptionalUserCode` names one of the member's home-banking users; the store
-   * keeps one per account, so it is not checked.
+   * carries: the core takes one) and its second factor, under the lockout of `credential` for `caller`. An
+   * unknown account fails like a wrong secret. `OptionalUserCode` names one of the member's home-banking
+   * users; the store keeps one per account, so it is not checked.
    */
-  private async verifyMemberSecret(subject: string, account: string | undefined, fields: Fields): Promise<boolean> {
+  private async verifyMemberSecret(
+    credential: string,
+    account: string | undefined,
+    fields: Fields,
+    caller: Caller,
+  ): Promise<boolean> {
     const secret = account ? await memberSecrets.find(this.db, account) : undefined;
     const [given, stored, what] =
       fields.AudioAccessCode !== undefined
         ? [fields.AudioAccessCode, secret?.audioAccessCodeHash, 'audio']
         : [fields.HomeBankingPassword, secret?.homeBankingPasswordHash, 'password'];
-    const lockSubject = `${subject}:${what}`;
+    const attempt = this.attempt(`${credential}:${what}`, stored, caller);
     return (
-      (await this.verifyLocked(lockSubject, String(given), stored)) &&
-      (await this.verifySecondary(lockSubject, account, fields.SecondaryVerification))
+      (await this.verifyThrottled(attempt, String(given), stored)) &&
+      (await this.verifySecondary(attempt, account, fields.SecondaryVerification))
     );
   }
 
   /**
    * The core's SecondaryVerification: the SSN or its last four digits must be on one of the member's name
    * records. The store keeps no second password or audio code, so one that is given cannot verify: it is
-   * refused rather than ignored. A failure counts towards the subject's lockout like a wrong secret.
+   * refused rather than ignored. A failure counts towards the caller's lockout like a wrong secret.
    */
-  private async verifySecondary(subject: string, account: string | undefined, given: unknown): Promise<boolean> {
+  private async verifySecondary(attempt: Attempt, account: string | undefined, given: unknown): Promise<boolean> {
     if (given === undefined) return true;
     const factors = given as Fields;
     const ssns = account ? await lookups.accountSsns(this.db, this.secrets, account) : [];
@@ -396,7 +551,7 @@ export class Authenticator {
       factors.SecondaryAudioAccessCode === undefined &&
       (factors.SocialSecurityNumber === undefined || ssns.includes(String(factors.SocialSecurityNumber))) &&
       (factors.SSNLastFourDigits === undefined || ssns.some((ssn) => ssn.endsWith(String(factors.SSNLastFourDigits))));
-    if (!ok) await this.countFailure(subject, this.policy.lockoutSeconds);
+    if (!ok) await this.countFailure(attempt);
     return ok;
   }
 

@@ -272,61 +272,90 @@ export const memberSecrets = {
 };
 
 export interface LockoutState {
-  /** Failures since the last lock (or since the row was created). */
+  /** The caller's failures with the credential since its last lock, success or quiet lockout time. */
   readonly failures: number;
   /** Locks since the last success: the backoff doubles with each. */
   readonly locks: number;
   readonly locked: boolean;
+  /** The credential has failed more often, from every caller, than its slow-down allows. */
+  readonly slowed: boolean;
 }
 
 export interface LockoutPolicy {
   /** Failures in a row that lock the subject. */
   readonly threshold: number;
-  /** The longest lock, in seconds. */
+  /** The longest lock, in seconds; failures older than this are forgotten. */
   readonly lockSeconds: number;
   /** The first lock, in seconds; each further lock before a success doubles it, up to `lockSeconds`. Default: `lockSeconds`. */
   readonly firstLockSeconds?: number;
 }
 
+export interface SlowdownPolicy {
+  /** Failures of one credential, from every caller, within `windowSeconds` beyond which it is slowed. */
+  readonly threshold: number;
+  readonly windowSeconds: number;
+}
+
 /**
- * Lockout after repeated password failures, per subject (a user number, an account, a home-banking
- * user name, a lookup credential, the administrative password under one bearer token). Kept in the
- * database so every instance sees the same count.
+ * Lockout after repeated password failures, kept in the database so every instance sees the same count.
+ * Two kinds of row: `credential_lockout`, per subject (a credential under one caller, see
+ * security/authenticator.ts), counts failures in a row and locks; `credential_slowdown`, per credential
+ * (or a bucket of them), paces the failures from every caller: each adds `windowSeconds / threshold` to
+ * `failures_until`, so the credential is slowed while that lies more than a window ahead.
  */
 export const lockouts = {
-  /** The subject's failures and locks; undefined when it has none. */
-  async state(db: Db, subject: string): Promise<LockoutState | undefined> {
+  /** The subject's failures and lock, and whether its credential (`slowdown`, the row of `credential_slowdown`) is slowed. */
+  async state(db: Db, subject: string, slowdown: string, policy: SlowdownPolicy): Promise<LockoutState> {
     return fixedTables(db)
-      .selectFrom('credential_lockout')
+      .selectFrom(sql<{ probe: number }>`(select 1 as probe)`.as('probe'))
+      .leftJoin('credential_lockout', (join) => join.on('credential_lockout.subject', '=', subject))
+      .leftJoin('credential_slowdown', (join) => join.on('credential_slowdown.credential', '=', slowdown))
       .select((eb) => [
-        'failures',
-        'locks',
+        eb.fn.coalesce('credential_lockout.failures', eb.lit(0)).as('failures'),
+        eb.fn.coalesce('credential_lockout.locks', eb.lit(0)).as('locks'),
         eb.fn
-          .coalesce(eb('locked_until', '>', now), eb.lit(false))
+          .coalesce(eb('credential_lockout.locked_until', '>', now), eb.lit(false))
           .$castTo<boolean>()
           .as('locked'),
+        eb.fn
+          .coalesce(
+            eb(
+              'credential_slowdown.failures_until',
+              '>',
+              sql<Date>`now() + make_interval(secs => ${policy.windowSeconds})`,
+            ),
+            eb.lit(false),
+          )
+          .$castTo<boolean>()
+          .as('slowed'),
       ])
-      .where('subject', '=', subject)
-      .executeTakeFirst();
-  },
-
-  async isLocked(db: Db, subject: string): Promise<boolean> {
-    return (await lockouts.state(db, subject))?.locked ?? false;
+      .executeTakeFirstOrThrow();
   },
 
   /**
-   * Counts a failure; when failures reach the threshold, locks the subject for
-   * min(firstLockSeconds × 2^locks, lockSeconds) and starts counting again from zero. Says whether this
-   * failure locked the subject.
+   * Counts a failure (the first again when the last one is older than `lockSeconds`); when failures
+   * reach the threshold, locks the subject for min(firstLockSeconds × 2^locks, lockSeconds) and starts
+   * counting again from zero. Says whether this failure locked the subject.
    */
   async fail(db: Db, subject: string, policy: LockoutPolicy): Promise<boolean> {
     const first = policy.firstLockSeconds ?? policy.lockSeconds;
     const lockout = fixedTables(db);
+    const stale = sql<boolean>`credential_lockout.failed_at < now() - make_interval(secs => ${policy.lockSeconds})`;
     await lockout
       .insertInto('credential_lockout')
       .values({ subject, failures: 1, locks: 0 })
       .onConflict((oc) =>
-        oc.column('subject').doUpdateSet((eb) => ({ failures: eb('credential_lockout.failures', '+', 1) })),
+        oc.column('subject').doUpdateSet((eb) => ({
+          failures: eb
+            .case()
+            .when(stale)
+            .then(1)
+            .else(eb('credential_lockout.failures', '+', 1))
+            .end(),
+          // A stale row is not locked: its last lock began at its last failure and lasted at most lockSeconds.
+          locks: eb.case().when(stale).then(0).else(eb.ref('credential_lockout.locks')).end(),
+          failed_at: now,
+        })),
       )
       .execute();
     // Under READ COMMITTED a concurrent second failure re-reads the row after the first lock and finds failures = 0.
@@ -343,8 +372,44 @@ export const lockouts = {
     return locked.numUpdatedRows > 0n;
   },
 
+  /**
+   * Counts a failure of the credential from any caller towards its slow-down: `failures_until` moves
+   * `windowSeconds / threshold` later (from now, if it lies in the past), at most two windows ahead, so a
+   * slow-down ends at most a window after the failures stop.
+   */
+  async slowDown(db: Db, slowdown: string, policy: SlowdownPolicy): Promise<void> {
+    const step = policy.windowSeconds / policy.threshold;
+    await fixedTables(db)
+      .insertInto('credential_slowdown')
+      .values({ credential: slowdown, failures_until: sql<Date>`now() + make_interval(secs => ${step}::float8)` })
+      .onConflict((oc) =>
+        oc.column('credential').doUpdateSet({
+          failures_until: sql<Date>`least(greatest(credential_slowdown.failures_until, now()) + make_interval(secs => ${step}::float8), now() + make_interval(secs => ${2 * policy.windowSeconds}::float8))`,
+        }),
+      )
+      .execute();
+  },
+
   /** Forgets the subject's failures and locks (after a success). */
   async clear(db: Db, subject: string): Promise<void> {
     await fixedTables(db).deleteFrom('credential_lockout').where('subject', '=', subject).execute();
+  },
+
+  /**
+   * Deletes what no longer counts: subjects neither locked nor failed within `windowSeconds`, and
+   * slow-downs whose failures have all run out. Returns the number of rows deleted.
+   */
+  async sweep(db: Db, windowSeconds: number): Promise<number> {
+    const tables = fixedTables(db);
+    const quiet = await tables
+      .deleteFrom('credential_lockout')
+      .where('failed_at', '<', sql<Date>`now() - make_interval(secs => ${windowSeconds})`)
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+      .executeTakeFirst();
+    const drained = await tables
+      .deleteFrom('credential_slowdown')
+      .where('failures_until', '<=', now)
+      .executeTakeFirst();
+    return Number(quiet.numDeletedRows + drained.numDeletedRows);
   },
 };

@@ -84,6 +84,20 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: '0007_lookup_generation', statements: generationDdl },
   // Reads of collateral records kept in memory are checked against a generation of the collateral tree's tables.
   { id: '0008_collateral_generation', statements: generationDdl },
+  {
+    // Lockouts are kept per credential and caller, and forgotten a lockout time after the last failure
+    // (docs/decisions.md, "Security"); one credential's failures from every caller pace its slow-down.
+    id: '0009_lockout_per_caller',
+    statements: () => [
+      'alter table credential_lockout add column if not exists failed_at timestamptz not null default now()',
+      // Rows of the earlier keys (a credential for every caller, the admin password per token) would never be read again.
+      'delete from credential_lockout',
+      `create table if not exists credential_slowdown (
+  credential varchar(40) primary key,
+  failures_until timestamptz not null
+)`,
+    ],
+  },
 ];
 
 /** Drops indexes and creates them as the catalog now defines them (on a new database: the same again, on empty tables). */

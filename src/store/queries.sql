@@ -813,17 +813,21 @@ from "session"
 where "token_hash" = $1 and "token_name" = $2 and "ended_at" is null and "last_used_at" > now() - make_interval(secs => $3);
 
 -- password lockout: lockouts.state
-select "failures",
-  "locks",
-  coalesce("locked_until" > now(), false) as "locked"
-from "credential_lockout"
-where "subject" = $1;
+select coalesce("credential_lockout"."failures", 0) as "failures",
+  coalesce("credential_lockout"."locks", 0) as "locks",
+  coalesce("credential_lockout"."locked_until" > now(), false) as "locked",
+  coalesce("credential_slowdown"."failures_until" > now() + make_interval(secs => $1), false) as "slowed"
+from (select 1 as probe) as "probe" left join "credential_lockout"
+on "credential_lockout"."subject" = $2 left join "credential_slowdown"
+on "credential_slowdown"."credential" = $3;
 
 -- password failure: lockouts.fail (1 of 2)
 insert into "credential_lockout" ("subject", "failures", "locks")
 values ($1, $2, $3)
 on conflict ("subject") do update
-set "failures" = "credential_lockout"."failures" + $4;
+set "failures" = case when credential_lockout.failed_at < now() - make_interval(secs => $4) then 1 else "credential_lockout"."failures" + $5 end,
+  "locks" = case when credential_lockout.failed_at < now() - make_interval(secs => $6) then 0 else "credential_lockout"."locks" end,
+  "failed_at" = now();
 
 -- password failure: lockouts.fail (2 of 2)
 update "credential_lockout"
@@ -831,6 +835,12 @@ set "locked_until" = now() + make_interval(secs => least($1::float8, $2::float8 
   "locks" = "locks" + $3,
   "failures" = $4
 where "subject" = $5 and "failures" >= $6;
+
+-- password failure: lockouts.slowDown
+insert into "credential_slowdown" ("credential", "failures_until")
+values ($1, now() + make_interval(secs => $2::float8))
+on conflict ("credential") do update
+set "failures_until" = least(greatest(credential_slowdown.failures_until, now()) + make_interval(secs => $3::float8), now() + make_interval(secs => $4::float8));
 
 -- Idempotency-Key: idempotencyKeys.reserve (a retry) (1 of 3)
 delete from "idempotency_key"

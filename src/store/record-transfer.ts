@@ -25,10 +25,10 @@ export type RecordCounts = Record<string, number>;
 
 /**
  * State about the records that a replacement clears: stored responses of earlier writes (a retried
- * Idempotency-Key applies again to the new records) and password lockouts. Tokens, users, the
+ * Idempotency-Key applies again to the new records) and password lockouts and slow-downs. Tokens, users, the
  * administrative password, sessions and the audit trail are the instance's, and stay.
  */
-const CLEARED_TABLES = ['idempotency_key', 'credential_lockout'];
+const CLEARED_TABLES = ['idempotency_key', 'credential_lockout', 'credential_slowdown'];
 
 /**
  * The tables a replacement locks, in the order the request path's writes take them (its Idempotency-Key,

@@ -1276,7 +1276,13 @@ create table credential_lockout (
   subject varchar(160) primary key,
   failures integer not null,
   locks integer not null default 0,
-  locked_until timestamptz
+  locked_until timestamptz,
+  failed_at timestamptz not null default now()
+);
+
+create table credential_slowdown (
+  credential varchar(40) primary key,
+  failures_until timestamptz not null
 );
 
 create table audit_event (

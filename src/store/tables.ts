@@ -72,6 +72,12 @@ export interface CredentialLockoutTable {
   failures: number;
   locks: Generated<number>;
   locked_until: Timestamp | null;
+  failed_at: DefaultTimestamp;
+}
+
+export interface CredentialSlowdownTable {
+  credential: string;
+  failures_until: Timestamp;
 }
 
 export interface AuditEventTable {
@@ -112,6 +118,7 @@ export interface FixedTables {
   session: SessionTable;
   member_secret: MemberSecretTable;
   credential_lockout: CredentialLockoutTable;
+  credential_slowdown: CredentialSlowdownTable;
   audit_event: AuditEventTable;
   app_user: AppUserTable;
   coregate_migration: CoregateMigrationTable;
