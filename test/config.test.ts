@@ -140,3 +140,46 @@ describe('settings of the log, the metrics, the sandbox and the database, checke
     );
   });
 });
+
+describe('the edge settings', () => {
+  test('COREGATE_TRUSTED_PROXIES takes addresses and CIDR ranges, and refuses anything else naming it', () => {
+    assert.deepEqual(loadConfig({}).trustedProxies, []);
+    assert.deepEqual(loadConfig({ COREGATE_TRUSTED_PROXIES: '10.0.0.5, 10.1.0.0/16,fd00::/8' }).trustedProxies, [
+      '10.0.0.5',
+      '10.1.0.0/16',
+      'fd00::/8',
+    ]);
+    for (const wrong of ['lb.example', '10.0.0.0/33', '10.0.0.1/8/2', 'fd00::/129', '']) {
+      assert.throws(() => loadConfig({ COREGATE_TRUSTED_PROXIES: `10.0.0.5,${wrong}` }), {
+        message: `COREGATE_TRUSTED_PROXIES must be a comma-separated list of IP addresses or CIDR ranges, got "${wrong}"`,
+      });
+    }
+  });
+
+  test('COREGATE_PUBLIC_URL is an http or https URL without query, fragment or credentials', () => {
+    assert.equal(loadConfig({}).publicUrl, undefined);
+    assert.equal(
+      loadConfig({ COREGATE_PUBLIC_URL: 'https://api.example.com/core' }).publicUrl?.href,
+      'https://api.example.com/core',
+    );
+    for (const wrong of [
+      'api.example.com',
+      'ftp://api.example.com',
+      'https://api.example.com/?a=1',
+      'https://u:p@api.example.com',
+    ])
+      assert.throws(
+        () => loadConfig({ COREGATE_PUBLIC_URL: wrong }),
+        /^Error: COREGATE_PUBLIC_URL must be an http:\/\/ or https:\/\/ URL/,
+      );
+  });
+
+  test('COREGATE_MAX_CONNECTIONS_PER_ADDRESS is 256 by default, 0 turns it off', () => {
+    assert.equal(loadConfig({}).maxConnectionsPerAddress, 256);
+    assert.equal(loadConfig({ COREGATE_MAX_CONNECTIONS_PER_ADDRESS: '0' }).maxConnectionsPerAddress, 0);
+    assert.throws(
+      () => loadConfig({ COREGATE_MAX_CONNECTIONS_PER_ADDRESS: '-1' }),
+      /COREGATE_MAX_CONNECTIONS_PER_ADDRESS must be an integer/,
+    );
+  });
+});
