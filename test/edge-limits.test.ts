@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { addressKey } from '../src/http/connections.js';
+import { createHarness, type Harness } from './support/harness.js';
 import { CLI, serve, stop, type Served } from './support/serve-process.js';
 
 const ADMIN_PASSWORD = 'edge-admin-password';
@@ -296,5 +297,23 @@ describe('the address a connection counts under', () => {
     assert.equal(addressKey('2001:0db8:0001:0002:ffff:ffff:ffff:ffff'), '2001:db8:1:2::/64');
     assert.equal(addressKey('2001:db8::1'), '2001:db8:0:0::/64');
     assert.equal(addressKey('::1'), '0:0:0:0::/64');
+  });
+});
+
+describe('the WSDL behind a load balancer', () => {
+  let h: Harness;
+  before(async () => {
+    h = await createHarness({ name: 'pglite' }, { publicUrl: new URL('https://api.example.com/core/') });
+  });
+  after(() => h.close());
+
+  test('names COREGATE_PUBLIC_URL, and may be kept by a shared cache', async () => {
+    const answer = await h.app.inject({ url: '/SymXchange/2022.01/account?wsdl', headers: { host: 'internal:8627' } });
+    assert.equal(answer.statusCode, 200);
+    assert.ok(
+      answer.body.includes('<soap:address location="https://api.example.com/core/SymXchange/2022.01/account"/>'),
+    );
+    assert.ok(!answer.body.includes('internal'));
+    assert.equal(answer.headers['cache-control'], 'public, max-age=300');
   });
 });

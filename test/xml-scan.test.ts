@@ -1,14 +1,25 @@
 /**
  * The SOAP face reads plain envelopes with its own scanner (`scanXml`) and leaves every other document to
  * saxes. The scanner must never accept what saxes refuses, never read a document differently, and enforce
- * the same limits; these properties compare the two on generated documents, well-formed and broken.
+ * the same limits; these properties compare the two on generated documents, well-formed and broken. Below
+ * them, how a document's bytes become its text: UTF-8 only, strictly.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { parseXmlWithSaxes, scanXml, SoapCodecError, type XmlElement, type XmlLimits } from '../src/symxchange/xml.js';
+import {
+  decodeXmlBytes,
+  DEFAULT_XML_LIMITS,
+  parseXml,
+  parseXmlWithSaxes,
+  scanXml,
+  SoapCodecError,
+  type XmlElement,
+  type XmlLimits,
+} from '../src/symxchange/xml.js';
 
-const LIMITS: XmlLimits = { maxLength: 100_000, maxDepth: 6, maxElements: 40 };
+/** Small limits, so that generated documents meet them: names like `tns:findBySSN` (13) are one too long. */
+const LIMITS: XmlLimits = { maxLength: 100_000, maxDepth: 6, maxElements: 40, maxNameLength: 12 };
 
 /** A tree as plain data: attributes without their prototype, declarations as entries. */
 function plain(element: XmlElement): unknown {
@@ -199,5 +210,73 @@ describe('the plain-document scanner reads as saxes reads, or leaves the documen
     assert.throws(() => scanXml(`${'<a>'.repeat(7)}${'</a>'.repeat(7)}`, LIMITS), { code: 'XML_TOO_DEEP' });
     assert.throws(() => scanXml(`<a>${'<b/>'.repeat(40)}</a>`, LIMITS), { code: 'XML_TOO_MANY_ELEMENTS' });
     assert.ok(scanXml(`${'<a>'.repeat(6)}${'</a>'.repeat(6)}`, LIMITS));
+  });
+
+  test('an element or attribute name over the limit is refused by both readers, the error quoting a clipped name', () => {
+    const long = 'n'.repeat(200_000);
+    for (const xml of [
+      `<${long}/>`,
+      `<a ${long}="1"/>`,
+      `<a xmlns:${long}="urn:x"/>`,
+      `<a><![CDATA[x]]><${long}/></a>`,
+    ]) {
+      // parseXml: the scanner, or saxes where it leaves the document (CDATA).
+      for (const read of [() => parseXml(xml), () => parseXmlWithSaxes(xml)]) {
+        assert.throws(read, (error: SoapCodecError) => {
+          assert.equal(error.code, 'XML_NAME_TOO_LONG');
+          assert.ok(error.message.length < 200, `${error.message.length} characters`);
+          return true;
+        });
+      }
+    }
+    assert.ok(scanXml(`<${'n'.repeat(DEFAULT_XML_LIMITS.maxNameLength)}/>`), 'a name at the limit is read');
+  });
+
+  test("saxes's own messages are clipped where they quote the document", () => {
+    const long = 'n'.repeat(200_000);
+    assert.throws(
+      () => parseXmlWithSaxes(`<a ${long}="1" ${long}="2"/>`, { ...DEFAULT_XML_LIMITS, maxNameLength: Infinity }),
+      (error: SoapCodecError) => error.code === 'XML_MALFORMED' && error.message.length < 200,
+    );
+  });
+});
+
+describe('a document is read from its bytes as UTF-8 only', () => {
+  const bytes = (text: string) => new TextEncoder().encode(text);
+  const refusedWith = (code: string, read: () => unknown) =>
+    assert.throws(read, (error: SoapCodecError) => error.code === code);
+
+  test('UTF-8, with or without a byte order mark, charset utf-8 or none, decodes to its text', () => {
+    const xml = '<?xml version="1.0" encoding="UTF-8"?><a>Zoë € 😀</a>';
+    assert.equal(decodeXmlBytes(bytes(xml), 'utf-8'), xml);
+    assert.equal(decodeXmlBytes(bytes(xml), 'UTF-8'), xml);
+    assert.equal(decodeXmlBytes(bytes(`\ufeff${xml}`)), xml, 'the byte order mark is skipped');
+  });
+
+  test('bytes that are not UTF-8 are refused with the offset, never replaced', () => {
+    const latin1 = Uint8Array.from([...bytes('<a>Zo'), 0xeb, ...bytes('</a>')]);
+    assert.throws(
+      () => decodeXmlBytes(latin1, 'utf-8'),
+      (error: SoapCodecError) => error.code === 'XML_INVALID_UTF8' && /offset 5\b/.test(error.message),
+    );
+    const overlong = Uint8Array.from([...bytes('<a>'), 0xc0, 0xaf, ...bytes('</a>')]);
+    refusedWith('XML_INVALID_UTF8', () => decodeXmlBytes(overlong));
+  });
+
+  test('another charset, another declared encoding, or UTF-16 is refused', () => {
+    refusedWith('XML_ENCODING_REFUSED', () => decodeXmlBytes(bytes('<a/>'), 'iso-8859-1'));
+    refusedWith('XML_ENCODING_REFUSED', () =>
+      decodeXmlBytes(bytes('<?xml version="1.0" encoding="ISO-8859-1"?><a/>'), 'utf-8'),
+    );
+    // The declaration, not the bad byte, explains a Latin-1 document.
+    const latin1 = Uint8Array.from([
+      ...bytes("<?xml version='1.0' encoding='iso-8859-1'?><a>"),
+      0xe9,
+      ...bytes('</a>'),
+    ]);
+    refusedWith('XML_ENCODING_REFUSED', () => decodeXmlBytes(latin1));
+    const utf16 = Uint8Array.from([0xff, 0xfe, ...[...'<a/>'].flatMap((c) => [c.charCodeAt(0), 0])]);
+    refusedWith('XML_ENCODING_REFUSED', () => decodeXmlBytes(utf16));
+    refusedWith('XML_ENCODING_REFUSED', () => decodeXmlBytes(utf16.subarray(2)));
   });
 });

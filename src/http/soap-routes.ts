@@ -7,6 +7,7 @@
  * member confinement, the audit trail and `Idempotency-Key`. A refusal is a SOAP 1.1 Fault (faults.ts) with
  * HTTP 500, or 401 with `WWW-Authenticate` for a missing or bad bearer token.
  */
+import { isIPv6 } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SymxServiceName } from '../catalog/symxchange/index.js';
 import type { Config } from '../config.js';
@@ -15,10 +16,11 @@ import { SCOPES } from '../contract/scopes.js';
 import type { AnyOperation, RequestBody } from '../operations/types.js';
 import type { Authenticator } from '../security/authenticator.js';
 import { SoapCodecError, type Endpoint, type SymxCodec } from '../symxchange/codec.js';
-import { faultEnvelope } from '../symxchange/faults.js';
+import { faultEnvelope, type SoapFaultCode } from '../symxchange/faults.js';
 import { wsdlDocument } from '../symxchange/wsdl.js';
+import { clip, decodeXmlBytes, escapeAttribute } from '../symxchange/xml.js';
 import { problemOf, sendProblem } from './error-handler.js';
-import type { OperationPipeline } from './operation-pipeline.js';
+import { auditEvent, type OperationPipeline } from './operation-pipeline.js';
 
 export interface SoapRoutesOptions {
   readonly config: Config;
@@ -52,6 +54,34 @@ export function soapEndpoints(codec: SymxCodec): SoapEndpoint[] {
   });
 }
 
+/** A WSDL document with its endpoint address left open: the address in, the document out. */
+type WsdlTemplate = (address: string) => string;
+
+const ADDRESS_PLACEHOLDER = 'urn:coregate:endpoint-address';
+
+function wsdlTemplate(codec: SymxCodec, endpoint: SoapEndpoint): WsdlTemplate {
+  const document = wsdlDocument(codec.mapping, endpoint, ADDRESS_PLACEHOLDER);
+  const at = document.indexOf(ADDRESS_PLACEHOLDER);
+  const before = document.slice(0, at);
+  const after = document.slice(at + ADDRESS_PLACEHOLDER.length);
+  return (address) => `${before}${escapeAttribute(address)}${after}`;
+}
+
+/** `COREGATE_PUBLIC_URL` without its trailing slash: the endpoints' paths follow it. */
+const publicBase = (url: URL) => `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+
+/**
+ * The listener's own address as this request reached it (the socket's local address and port), never the
+ * client's `Host` header: a client cannot make coregate write another host into a WSDL it serves.
+ */
+function listenerBase(request: FastifyRequest): string {
+  const socket = request.raw.socket;
+  const local = (socket.localAddress ?? '127.0.0.1').replace(/^::ffff:(?=[0-9.]+$)/, '');
+  const host = isIPv6(local) ? `[${local}]` : local;
+  const secure = (socket as { encrypted?: boolean }).encrypted === true;
+  return `${secure ? 'https' : 'http'}://${host}:${socket.localPort ?? 80}`;
+}
+
 /** Codec errors are the caller's: a 400 naming what is wrong (and where, for a schema violation). */
 function codecProblem(error: SoapCodecError): Problem {
   const status = error.code === 'SOAP_UNKNOWN_OPERATION' ? 404 : 400;
@@ -64,14 +94,25 @@ function codecProblem(error: SoapCodecError): Problem {
   );
 }
 
-function sendFault(reply: FastifyReply, request: FastifyRequest, problem: Problem): FastifyReply {
+function sendFault(
+  reply: FastifyReply,
+  request: FastifyRequest,
+  problem: Problem,
+  faultCode?: SoapFaultCode,
+): FastifyReply {
   request.problemCode = problem.code;
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
   // SOAP 1.1 over HTTP: a Fault is a 500; a missing or bad bearer token stays an HTTP challenge.
   return reply
     .code(problem.status === 401 ? 401 : 500)
     .type(SOAP_CONTENT_TYPE)
-    .send(faultEnvelope(problemBody(problem, request.url)));
+    .send(faultEnvelope(problemBody(problem, request.url), faultCode));
+}
+
+/** The charset parameter of a Content-Type, unquoted, when it has one. */
+function charsetOf(contentType: string | undefined): string | undefined {
+  const match = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType ?? '');
+  return match ? (match[1] ?? match[2]) : undefined;
 }
 
 /** The SOAPAction header without its quotes; an empty one leaves the intent to the body (SOAP 1.1, 6.1.1). */
@@ -85,7 +126,9 @@ function soapActionOf(request: FastifyRequest): string | undefined {
 export function registerSoapRoutes(app: FastifyInstance, options: SoapRoutesOptions): void {
   const { config, codec, authenticator, pipeline } = options;
   const endpoints = soapEndpoints(codec);
-  const wsdls = new Map<string, string>();
+  // One WSDL per endpoint, generated at its first request around a placeholder address; each request gets
+  // it with its address put in. Nothing is kept per Host header or per client (a WSDL is about 290 KB).
+  const wsdls = new Map<SoapEndpoint, WsdlTemplate>();
 
   app.log.info(
     config.soapAuth === 'credentials'
@@ -94,15 +137,29 @@ export function registerSoapRoutes(app: FastifyInstance, options: SoapRoutesOpti
   );
 
   void app.register(async (soap) => {
-    // Only SOAP 1.1 envelopes here: any other media type is a 415 naming the right one.
+    // Only SOAP 1.1 envelopes here: any other media type is a 415 naming the right one. The body is read as
+    // bytes and decoded strictly as UTF-8, the charset and the XML declaration agreeing (decodeXmlBytes).
     soap.removeAllContentTypeParsers();
-    soap.addContentTypeParser('text/xml', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    soap.addContentTypeParser('text/xml', { parseAs: 'buffer' }, (request, body, done) => {
+      try {
+        done(null, decodeXmlBytes(body as Buffer, charsetOf(request.headers['content-type'])));
+      } catch (error) {
+        done(error as SoapCodecError, undefined);
+      }
+    });
     soap.setErrorHandler((error: FastifyError, request, reply) => {
-      const problem = error instanceof SoapCodecError ? codecProblem(error) : problemOf(error, request);
+      const codecError = error instanceof SoapCodecError ? error : undefined;
+      const problem = codecError ? codecProblem(codecError) : problemOf(error, request);
       // What is not a SOAP call (another media type, a GET without ?wsdl) is answered as the JSON API answers.
       if (problem.code === 'UNSUPPORTED_MEDIA_TYPE' || request.method !== 'POST')
         return sendProblem(reply, problem, request);
-      return sendFault(reply, request, problem);
+      // SOAP 1.1, 4.2.3: a mandatory header not understood has a fault code of its own.
+      return sendFault(
+        reply,
+        request,
+        problem,
+        codecError?.code === 'SOAP_MUST_UNDERSTAND' ? 'MustUnderstand' : undefined,
+      );
     });
 
     for (const endpoint of endpoints) {
@@ -110,40 +167,63 @@ export function registerSoapRoutes(app: FastifyInstance, options: SoapRoutesOpti
         const query = request.query as Record<string, unknown>;
         if (!('wsdl' in query) && !('WSDL' in query))
           throw new Problem(404, 'NOT_FOUND', `POST SOAP envelopes here; GET ${endpoint.path}?wsdl for the WSDL`);
-        // The address a client should call: as this request reached the server.
-        const address = `${request.protocol}://${request.host}${endpoint.path}`;
-        let wsdl = wsdls.get(address);
-        if (!wsdl) wsdls.set(address, (wsdl = wsdlDocument(codec.mapping, endpoint, address)));
-        return reply.type(SOAP_CONTENT_TYPE).header('cache-control', 'public, max-age=300').send(wsdl);
+        let template = wsdls.get(endpoint);
+        if (!template) wsdls.set(endpoint, (template = wsdlTemplate(codec, endpoint)));
+        const address = `${config.publicUrl ? publicBase(config.publicUrl) : listenerBase(request)}${endpoint.path}`;
+        // Without a public URL the address depends on the interface the request came in on: no shared cache.
+        const caching = config.publicUrl ? 'public, max-age=300' : 'private, max-age=300';
+        return reply.type(SOAP_CONTENT_TYPE).header('cache-control', caching).send(template(address));
       });
 
-      soap.post(endpoint.path, { schema: { hide: true } }, async (request, reply) => {
-        // Who calls, before the body is read: the bearer token, or (credentials mode) the body's Credentials.
-        request.bearer =
-          config.soapAuth === 'token'
-            ? await authenticator.authenticateBearer(request.headers.authorization)
-            : { tokenName: `soap@${request.ip}`, scopes: SCOPES };
-        const decoded = codec.decodeRequest(request.body as string, endpoint);
-        const operation = decoded.operation as AnyOperation;
-        request.operation = operation;
-        const action = soapActionOf(request);
-        if (action === undefined || (action !== '' && action !== decoded.wire.soapAction)) {
-          throw validationFailed([
-            {
-              pointer: '',
-              detail: `the SOAPAction header must be "${decoded.wire.soapAction}" for ${operation.name}${action ? `, not "${action}"` : ''}`,
-            },
-          ]);
-        }
-        await pipeline.admit(request, reply, operation);
-        pipeline.validate(request, operation, decoded.body);
-        const result = await pipeline.answer(request, reply, operation, decoded.body as RequestBody<never>);
-        // The sandbox dropped the connection (X-Coregate-Fault: drop): there is no one to answer.
-        if (reply.sent) return reply;
-        return reply
-          .type(SOAP_CONTENT_TYPE)
-          .send(codec.encodeResponse(operation, result as Record<string, unknown>, decoded.messageId));
-      });
+      const actions = new Map(
+        codec.mapping
+          .endpoint(endpoint.service, endpoint.family)
+          .map(({ operation, wire }) => [wire.soapAction, operation as AnyOperation]),
+      );
+      soap.post(
+        endpoint.path,
+        {
+          schema: { hide: true },
+          // Who calls, before the body is read (as on the JSON API): the bearer token, or (credentials mode)
+          // the body's Credentials.
+          onRequest: async (request) => {
+            request.bearer =
+              config.soapAuth === 'token'
+                ? await authenticator.authenticateBearer(request.headers.authorization)
+                : { tokenName: `soap@${request.ip}`, scopes: SCOPES };
+          },
+          // A call refused before its envelope named an operation (token, media type, size, encoding, XML, a
+          // mandatory header, an operation not served here) is audited under the operation its SOAPAction
+          // names, or the endpoint; app.ts audits every call that reached its operation.
+          onResponse: async (request, reply) => {
+            if (request.operation) return;
+            const named = actions.get(soapActionOf(request) ?? '') ?? `soap:${endpoint.path}`;
+            app.audit.record(auditEvent(request, named, reply.statusCode, request.problemCode ?? null));
+          },
+        },
+        async (request, reply) => {
+          const decoded = codec.decodeRequest(request.body as string, endpoint);
+          const operation = decoded.operation as AnyOperation;
+          request.operation = operation;
+          const action = soapActionOf(request);
+          if (action === undefined || (action !== '' && action !== decoded.wire.soapAction)) {
+            throw validationFailed([
+              {
+                pointer: '',
+                detail: `the SOAPAction header must be "${decoded.wire.soapAction}" for ${operation.name}${action ? `, not "${clip(action)}"` : ''}`,
+              },
+            ]);
+          }
+          await pipeline.admit(request, reply, operation);
+          pipeline.validate(request, operation, decoded.body);
+          const result = await pipeline.answer(request, reply, operation, decoded.body as RequestBody<never>);
+          // The sandbox dropped the connection (X-Coregate-Fault: drop): there is no one to answer.
+          if (reply.sent) return reply;
+          return reply
+            .type(SOAP_CONTENT_TYPE)
+            .send(codec.encodeResponse(operation, result as Record<string, unknown>, decoded.messageId));
+        },
+      );
     }
   });
 }

@@ -18,8 +18,12 @@
  * - a value equal to its schema's `default` is an absent element, and an absent element its default
  *   (`FailedUpdateStatus`: null, [] or the empty failure, per family);
  * - findByLookup answers `Result` or `AccountNumber` (an `xsd:choice`); the JSON carries both;
- * - in a response, an element the XSD declares but the JSON does not carry, or content of the `xsd:any`
- *   after `Version_1`, is skipped (a core may answer more than coregate asks for); in a request it is refused.
+ * - in a response, an element the XSD declares but the JSON does not carry, content of the `xsd:any` after
+ *   `Version_1`, and an element or attribute the XSD does not declare (a newer core's) are skipped, the last
+ *   noted (a core may answer more than coregate asks for); in a request each is refused;
+ * - in a response, a list of records longer than the list maximum is cut to it, and says so in its
+ *   `hasReachedMaximumListSize` where it has one (spec: lists stop at the maximum); a page longer than the page
+ *   maximum is refused (cutting it would skip the records the next page does not repeat).
  * Any JSON property without an element is refused with SOAP_SCHEMA_VIOLATION, never dropped.
  */
 import { Type, type TSchema } from 'typebox';
@@ -45,6 +49,7 @@ import {
 import {
   DEFAULT_XML_LIMITS,
   SoapCodecError,
+  clip,
   escapeAttribute,
   escapeText,
   isBlank,
@@ -79,6 +84,24 @@ export interface SymxCodecOptions {
   /** Shared schemas the operations' `$ref`s name, by `$id`. */
   readonly schemas: readonly TSchema[];
   readonly limits?: Partial<XmlLimits>;
+  /** How long a response's lists may be (gateway mode); unbounded without. */
+  readonly answerLists?: AnswerLists;
+}
+
+/** The bounds of a response's lists of records (the XSD's unbounded elements). */
+export interface AnswerLists {
+  /** A list longer than this is cut to it (spec: lists stop at the maximum). */
+  readonly listMaximum: number;
+  /** A page (an answer with a `Token`) longer than this is refused. */
+  readonly pageMaximum: number;
+}
+
+/** What decoding a response passed over: for the log, never for the caller. */
+export interface AnswerNotes {
+  /** Elements and attributes the XSD does not declare, skipped, as `Type/name` (at most 20). */
+  readonly unknown: readonly string[];
+  /** Lists cut to the list maximum where the answer has no `hasReachedMaximumListSize` to say so, as `Type/name`. */
+  readonly cut: readonly string[];
 }
 
 /** A SOAP endpoint: a service on one of coregate's path families. */
@@ -101,6 +124,8 @@ export interface DecodedResponse {
   readonly result: Record<string, unknown>;
   /** The response's `MessageId` attribute: the request's, echoed. */
   readonly messageId: string | undefined;
+  /** What was skipped or cut, when anything was. */
+  readonly notes?: AnswerNotes;
 }
 
 export interface SymxCodec {
@@ -113,7 +138,8 @@ export interface SymxCodec {
   /** A request sent to an endpoint: which of the endpoint's operations, and its JSON body. */
   decodeRequest(xml: string, endpoint: Endpoint): DecodedRequest;
   encodeResponse(operation: CodecOperation, result: Readonly<Record<string, unknown>>, messageId: string): string;
-  decodeResponse(operation: CodecOperation, xml: string): DecodedResponse;
+  /** A response envelope, as text or as the tree an `XmlStreamReader` read. */
+  decodeResponse(operation: CodecOperation, xml: string | XmlElement): DecodedResponse;
 }
 
 type JsonObject = Record<string, unknown>;
@@ -158,8 +184,12 @@ export function plainDecimal(value: number): string {
   return `${sign}${plain.replace(/^0+(?=\d)/, '')}`;
 }
 
+/** A request's value as an error quotes it: in JSON's quotes, clipped. */
+const quoted = (text: string) => JSON.stringify(clip(text));
+
+/** A schema violation; `path` is the one element (or `@attribute`) at fault, clipped like every quoted name. */
 function violation(message: string, path?: string): SoapCodecError {
-  return new SoapCodecError('SOAP_SCHEMA_VIOLATION', message, path);
+  return new SoapCodecError('SOAP_SCHEMA_VIOLATION', message, path === undefined ? undefined : clip(path));
 }
 
 /** Runs `step`, naming `name` in the path of any codec error it throws. */
@@ -215,7 +245,7 @@ function namespaceOf(name: string, scope: Scope, isAttribute: boolean): string {
   const colon = name.indexOf(':');
   if (colon === -1) return isAttribute ? '' : (scope.get('') ?? '');
   const uri = scope.get(name.slice(0, colon));
-  if (uri === undefined) throw new SoapCodecError('XML_MALFORMED', `undeclared namespace prefix in ${name}`);
+  if (uri === undefined) throw new SoapCodecError('XML_MALFORMED', `undeclared namespace prefix in ${clip(name)}`);
   return uri;
 }
 
@@ -232,6 +262,56 @@ function isNil(element: XmlElement, scope: Scope): boolean {
     if (namespaceOf(name, scope, true) === XSI_NS && (value === 'true' || value === '1')) return true;
   }
   return false;
+}
+
+/** An entry of the SOAP Header, with the namespaces in scope at it. */
+interface HeaderEntry {
+  readonly entry: XmlElement;
+  readonly scope: Scope;
+}
+
+/** SOAP 1.1's actor for "the first SOAP application that processes the message", this node (4.2.2). */
+const NEXT_ACTOR = 'http://schemas.xmlsoap.org/soap/actor/next';
+/** Mandatory header entries a MustUnderstand Fault names at most. */
+const NAMED_HEADERS = 3;
+
+/** The value of a SOAP envelope attribute (`soapenv:mustUnderstand`, `soapenv:actor`) on a header entry. */
+function envelopeAttribute(entry: XmlElement, scope: Scope, local: string): string | undefined {
+  if (entry.attributes === NO_ATTRIBUTES) return undefined;
+  for (const name in entry.attributes)
+    // Only the qualified attribute is SOAP's: an unqualified `mustUnderstand` is the entry's own.
+    if (name.endsWith(`:${local}`) && namespaceOf(name, scope, true) === SOAP_ENVELOPE_NS)
+      return entry.attributes[name]!.trim();
+  return undefined;
+}
+
+/**
+ * SOAP 1.1, 4.2.3: a header entry for this node (no actor, or the "next" actor) marked mustUnderstand="1"
+ * that the receiver does not understand refuses the message with a MustUnderstand Fault. coregate
+ * understands no header entry, so every mandatory one refuses the call (named, clipped); the others are
+ * ignored. mustUnderstand is "1" or "0", nothing else (SOAP 1.1's schema).
+ */
+function refuseMandatoryHeaders(headers: readonly HeaderEntry[]): void {
+  const mandatory: string[] = [];
+  for (const { entry, scope } of headers) {
+    const mustUnderstand = envelopeAttribute(entry, scope, 'mustUnderstand');
+    if (mustUnderstand === undefined || mustUnderstand === '0') continue;
+    if (mustUnderstand !== '1')
+      throw violation(
+        `mustUnderstand is "1" or "0" in SOAP 1.1, not ${quoted(mustUnderstand)} (header entry ${clip(entry.name)})`,
+      );
+    const actor = envelopeAttribute(entry, scope, 'actor');
+    if (actor !== undefined && actor !== NEXT_ACTOR) continue;
+    const uri = namespaceOf(entry.name, scope, false);
+    mandatory.push(`${clip(entry.name)} (${uri ? `namespace ${clip(uri)}` : 'no namespace'})`);
+  }
+  if (mandatory.length === 0) return;
+  const named = mandatory.slice(0, NAMED_HEADERS).join(', ');
+  const more = mandatory.length > NAMED_HEADERS ? ` and ${mandatory.length - NAMED_HEADERS} more` : '';
+  throw new SoapCodecError(
+    'SOAP_MUST_UNDERSTAND',
+    `the header ${mandatory.length === 1 ? 'entry' : 'entries'} ${named}${more} must be understood, and coregate understands no SOAP header`,
+  );
 }
 
 /**
@@ -323,12 +403,12 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
         case 'boolean':
           if (trimmed === 'true' || trimmed === '1') return true;
           if (trimmed === 'false' || trimmed === '0') return false;
-          throw violation(`${JSON.stringify(text)} is not an xsd:boolean`);
+          throw violation(`${quoted(text)} is not an xsd:boolean`);
         case 'integer':
-          if (!/^[+-]?\d{1,16}$/.test(trimmed)) throw violation(`${JSON.stringify(text)} is not an integer`);
+          if (!/^[+-]?\d{1,16}$/.test(trimmed)) throw violation(`${quoted(text)} is not an integer`);
           return Number(trimmed);
         case 'number':
-          if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(trimmed)) throw violation(`${JSON.stringify(text)} is not a decimal`);
+          if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(trimmed)) throw violation(`${quoted(text)} is not a decimal`);
           return Number(trimmed);
         default:
           // A date may carry a time zone (`2024-01-02Z`, `2024-01-02-05:00`); the JSON's dates have none.
@@ -594,6 +674,38 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
     };
   }
 
+  const lists = options.answerLists;
+  /** The notes of the response being decoded (decoding is synchronous: one at a time). */
+  let notes: { unknown: string[]; cut: string[] } | undefined;
+  const NOTED_UNKNOWN = 20;
+
+  function noteUnknown(typeName: string, name: string): void {
+    if (notes && notes.unknown.length < NOTED_UNKNOWN) notes.unknown.push(`${typeName}/${clip(name)}`);
+  }
+
+  /**
+   * A response's list of records held to `answerLists`: cut to the list maximum (setting the object's
+   * `hasReachedMaximumListSize` where it has one, noted otherwise), or refused when it is a page.
+   */
+  function boundList(
+    result: JsonObject,
+    name: string,
+    occurrences: XmlElement[],
+    listFlag: boolean,
+    page: boolean,
+    typeName: string,
+  ): void {
+    if (page) {
+      if (occurrences.length > lists!.pageMaximum)
+        throw violation(`a page of more than ${lists!.pageMaximum} records, more than coregate asks for`, name);
+      return;
+    }
+    if (occurrences.length <= lists!.listMaximum) return;
+    occurrences.length = lists!.listMaximum;
+    if (listFlag) result.hasReachedMaximumListSize = true;
+    else notes?.cut.push(`${typeName}/${name}`);
+  }
+
   function contentDecoder(schema: JsonSchema, typeName: string, lax: boolean): ContentDecoder {
     const layout = layoutOf(typeName);
     const properties = schema.properties ?? {};
@@ -607,14 +719,23 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
       readonly once: boolean;
       readonly decode?: OccurrencesDecoder;
       readonly choice?: XsdGroup;
+      /** A list of records (the XSD's unbounded element), bounded in a response by `answerLists`. */
+      readonly list: boolean;
     }
     const slots = new Map<string, SlotDecoder>(
       layout.slots.map(({ element, choice }, index) => {
         const propertySchema = properties[element.name];
         const decode = propertySchema ? occurrencesDecoder(element, propertySchema, lax) : undefined;
-        return [element.name, { index, name: element.name, once: element.maxOccurs === 1, decode, choice }];
+        const once = element.maxOccurs === 1;
+        return [
+          element.name,
+          { index, name: element.name, once, decode, choice, list: element.maxOccurs === 'unbounded' },
+        ];
       }),
     );
+    // A response's object with a list: whether it can say the list was cut, or is a page that must not be.
+    const listFlag = lax && 'hasReachedMaximumListSize' in properties;
+    const page = lax && 'Token' in properties;
     const versionIndex = slots.get(VERSION_ELEMENT)?.index;
     const attributeParsers = layout.attributes.map((attribute) => {
       const propertySchema = properties[attribute.name];
@@ -648,7 +769,13 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
           const declared =
             attributeParsers.find((a) => a.attribute.name === local && a.uri === uri) ??
             (uri === '' ? attributeParsers.find((a) => a.attribute.name === local) : undefined);
-          if (!declared) throw violation(`attribute ${name} is not in ${typeName}`, `@${name}`);
+          if (!declared) {
+            if (lax) {
+              noteUnknown(typeName, `@${name}`);
+              continue;
+            }
+            throw violation(`attribute ${clip(name)} is not in ${typeName}`, `@${name}`);
+          }
           // An attribute the JSON does not carry (BranchId, ProcessorUser) is accepted and not passed on.
           if (declared.parse)
             try {
@@ -671,9 +798,14 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
           const { uri, local } = resolveName(name, withDeclarations(child, scope), false);
           // What follows Version_1 is the xsd:any wildcard's: extensions of a newer core, skipped.
           if (pastVersion && layout.hasWildcard) continue;
+          // A newer core may add elements the XSD coregate knows does not declare: skipped, and noted.
+          if (lax) {
+            noteUnknown(typeName, name);
+            continue;
+          }
           if (uri !== '')
             throw violation('a namespace-qualified element where SymXchange elements are unqualified', name);
-          throw violation(`element ${local} is not in ${typeName}`, name);
+          throw violation(`element ${clip(local)} is not in ${typeName}`, name);
         }
         if (slot.index === versionIndex) pastVersion = true;
         // A choice carries one alternative on the wire too (two credential kinds are refused, not merged).
@@ -697,7 +829,11 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
           else repeated.set(slot, [child]);
         }
       }
-      if (repeated) for (const [slot, occurrences] of repeated) result[slot.name] = slot.decode!(occurrences, scope);
+      if (repeated)
+        for (const [slot, occurrences] of repeated) {
+          if (slot.list && lists && lax) boundList(result, slot.name, occurrences, listFlag, page, typeName);
+          result[slot.name] = slot.decode!(occurrences, scope);
+        }
       for (const property of missing) {
         if (result[property.name] !== undefined) continue;
         if (property.hasDefault) result[property.name] = property.defaultValue;
@@ -723,19 +859,27 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
     `<soapenv:Envelope ${namespaces(wire, childXml)}><soapenv:Header/><soapenv:Body>` +
     `<tns:${bodyElement}>${childXml}</tns:${bodyElement}></soapenv:Body></soapenv:Envelope>`;
 
-  /** The single element of the Body, with its scope, after checking the envelope. */
-  function bodyElementOf(xml: string): { element: XmlElement; scope: Scope; uri: string; local: string } {
-    const root = parseXml(xml, limits);
+  /** The single element of the Body, with its scope, after checking the envelope; the Header's entries too. */
+  function bodyElementOf(xml: string | XmlElement): {
+    element: XmlElement;
+    scope: Scope;
+    uri: string;
+    local: string;
+    headers: readonly HeaderEntry[];
+  } {
+    const root = typeof xml === 'string' ? parseXml(xml, limits) : xml;
     const rootScope = withDeclarations(root, NO_SCOPE);
     if (namespaceOf(root.name, rootScope, false) !== SOAP_ENVELOPE_NS || localName(root.name) !== 'Envelope')
       throw new SoapCodecError('SOAP_NOT_AN_ENVELOPE', 'the root is not a SOAP 1.1 Envelope');
     let body: { readonly child: XmlElement; readonly scope: Scope } | undefined;
+    const headers: HeaderEntry[] = [];
     for (const child of root.children) {
       const childScope = withDeclarations(child, rootScope);
       const local = localName(child.name);
       if (namespaceOf(child.name, childScope, false) !== SOAP_ENVELOPE_NS || (local !== 'Header' && local !== 'Body'))
         throw new SoapCodecError('SOAP_NOT_AN_ENVELOPE', 'an Envelope holds an optional Header and one Body');
       if (local === 'Body') body ??= { child, scope: childScope };
+      else for (const entry of child.children) headers.push({ entry, scope: withDeclarations(entry, childScope) });
     }
     if (!body) throw new SoapCodecError('SOAP_NOT_AN_ENVELOPE', 'an Envelope holds an optional Header and one Body');
     if (body.child.children.length !== 1)
@@ -743,7 +887,7 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
     const element = body.child.children[0]!;
     const scope = withDeclarations(element, body.scope);
     const name = resolveName(element.name, scope, false);
-    return { element, scope, ...name };
+    return { element, scope, ...name, headers };
   }
 
   /** The wrapper's single child (`Request`, `SingleResponse`, …), unqualified. */
@@ -931,13 +1075,15 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
     },
 
     decodeRequest(xml, endpoint) {
-      const { element, scope, uri, local } = bodyElementOf(xml);
+      const { element, scope, uri, local, headers } = bodyElementOf(xml);
+      // SOAP 1.1 processes the headers before the body: a mandatory one refuses the call, whatever it asks.
+      refuseMandatoryHeaders(headers);
       const operation =
         uri === symxchangeService(endpoint.service).targetNamespace ? endpointOperation(endpoint, local) : undefined;
       if (!operation)
         throw new SoapCodecError(
           'SOAP_UNKNOWN_OPERATION',
-          `this endpoint serves no operation ${local} in namespace ${uri || '(none)'}`,
+          `this endpoint serves no operation ${clip(local)} in namespace ${uri ? clip(uri) : '(none)'}`,
         );
       const shape = requestShapeOf(operation);
       const decoded = within(local, () => {
@@ -957,6 +1103,7 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
     decodeResponse(operation, xml) {
       const shape = responseShapeOf(operation);
       const { element, scope, uri, local } = bodyElementOf(xml);
+      let found: AnswerNotes | undefined;
       if (uri === SOAP_ENVELOPE_NS && local === 'Fault') throw new SoapFaultError(readFault(element));
       const expected = `${operation.name}Response`;
       if (uri !== symxchangeService(shape.wire.service).targetNamespace || local !== expected)
@@ -965,9 +1112,16 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
         const { child, scope: childScope } = wrapperChild(element, scope, shape.wire.response.child.name);
         const error = statusError(child);
         if (error) throw new SoapFaultError(error);
-        return within(child.name, () => shape.decode(child, childScope)) as JsonObject;
+        notes = { unknown: [], cut: [] };
+        try {
+          return within(child.name, () => shape.decode(child, childScope)) as JsonObject;
+        } finally {
+          const noted = notes;
+          notes = undefined;
+          if (noted.unknown.length > 0 || noted.cut.length > 0) found = noted;
+        }
       });
-      return shape.fromWire(decoded);
+      return { ...shape.fromWire(decoded), ...(found ? { notes: found } : {}) };
     },
   };
 }

@@ -6,115 +6,185 @@
  * stable `code` and, for a request that is not valid, each property at fault.
  */
 import type { ProblemBody } from '../contract/problems.js';
-import { escapeText, parseXml, type XmlElement } from './xml.js';
+import { clip, escapeText, parseXml, type XmlElement } from './xml.js';
 
 export const SOAP_ENVELOPE_NS = 'http://schemas.xmlsoap.org/soap/envelope/';
 /** RFC 7807, Appendix A: problem details as XML. */
 export const PROBLEM_XML_NS = 'urn:ietf:rfc:7807';
 
-/** What a Fault says, as read from a core (or from coregate's own SOAP face). */
+/**
+ * What a Fault (or a SymXchange error element) says, as read from a core or from coregate's own SOAP face.
+ * Its structure decides what it means; its text is kept for the log, never for a caller.
+ */
 export interface Fault {
-  /** The local part of `faultcode`: `Client`, `Server`, or what the core wrote. */
-  readonly faultCode: string;
-  readonly faultString: string;
-  /** The problem in the detail, when it carries one (coregate's SOAP face does). */
-  readonly problem?: Partial<ProblemBody>;
-  /** The detail's text otherwise (a core's own error text), at most 1,000 characters. */
-  readonly detailText?: string;
-  /** The core's own error code: a detail's `…Code` element, or an error element's `StatusCode`. */
-  readonly coreCode?: string;
+  /** The class of `faultcode`: one of SOAP 1.1's four (`Client.Authentication` is `Client`), else `Server`. */
+  readonly faultCode: SoapFaultCode;
+  /** The SymXchange status code (`Status/StatusCode`, `BaseResponse@StatusCode`: an `xsd:int`), when it carries one. */
+  readonly statusCode?: number;
+  /** coregate's problem, when the detail holds one in RFC 7807's namespace (coregate's SOAP face). */
+  readonly problem?: { readonly code?: string; readonly status?: number };
+  /** What the core wrote: the fault string (or StatusMessage) and the detail's text, each clipped. Log only. */
+  readonly text: { readonly faultString: string; readonly detail?: string };
 }
 
-/** A SOAP Fault answered by the other side of a call. */
+/** A SOAP Fault answered by the other side of a call (its message names the structure, not the core's text). */
 export class SoapFaultError extends Error {
   constructor(readonly fault: Fault) {
-    super(`SOAP Fault ${fault.faultCode}: ${fault.faultString}`);
+    super(`SOAP Fault ${fault.faultCode}${fault.statusCode === undefined ? '' : `, status ${fault.statusCode}`}`);
     this.name = 'SoapFaultError';
   }
 }
 
 const element = (name: string, text: string | number) => `<${name}>${escapeText(String(text))}</${name}>`;
 
+/** SOAP 1.1's fault codes (4.4.1). */
+export type SoapFaultCode = 'VersionMismatch' | 'MustUnderstand' | 'Client' | 'Server';
+
 /**
- * The Fault envelope of a problem: Client for 4xx, Server for 5xx.
+ * How long a Fault's texts may be. Request-derived text is clipped where an error quotes it; this bounds
+ * whatever reaches a Fault anyway (a detail quoting a 200 KB key), so that a Fault stays a few KB.
+ */
+const DETAIL_LENGTH = 1000;
+const ITEM_LENGTH = 256;
+
+/**
+ * The Fault envelope of a problem: `soapenv:Client` for 4xx, `soapenv:Server` for 5xx, unless `faultCode`
+ * says otherwise (MustUnderstand for a mandatory header coregate does not understand).
  * @example faultEnvelope({ type: 'urn:coregate:problem:record-not-found', title: 'No such record', status: 404, detail: 'No Collateral C1', code: 'RECORD_NOT_FOUND' })
  */
-export function faultEnvelope(problem: ProblemBody): string {
-  const faultCode = problem.status < 500 ? 'soapenv:Client' : 'soapenv:Server';
+export function faultEnvelope(
+  problem: ProblemBody,
+  faultCode: SoapFaultCode = problem.status < 500 ? 'Client' : 'Server',
+): string {
+  const detail = clip(problem.detail, DETAIL_LENGTH);
   const errors = problem.errors
-    ? `<errors>${problem.errors.map((e) => `<i>${element('pointer', e.pointer)}${element('detail', e.detail)}</i>`).join('')}</errors>`
+    ? `<errors>${problem.errors.map((e) => `<i>${element('pointer', clip(e.pointer, ITEM_LENGTH))}${element('detail', clip(e.detail, ITEM_LENGTH))}</i>`).join('')}</errors>`
     : '';
   const body =
     `<problem xmlns="${PROBLEM_XML_NS}">${element('type', problem.type)}${element('title', problem.title)}` +
-    `${element('status', problem.status)}${element('detail', problem.detail)}` +
-    `${problem.instance === undefined ? '' : element('instance', problem.instance)}${element('code', problem.code)}${errors}</problem>`;
+    `${element('status', problem.status)}${element('detail', detail)}` +
+    `${problem.instance === undefined ? '' : element('instance', clip(problem.instance, ITEM_LENGTH))}${element('code', problem.code)}${errors}</problem>`;
   return (
     `<soapenv:Envelope xmlns:soapenv="${SOAP_ENVELOPE_NS}"><soapenv:Body><soapenv:Fault>` +
-    `${element('faultcode', faultCode)}${element('faultstring', `${problem.title}: ${problem.detail}`)}` +
+    `${element('faultcode', `soapenv:${faultCode}`)}${element('faultstring', `${problem.title}: ${detail}`)}` +
     `<detail>${body}</detail></soapenv:Fault></soapenv:Body></soapenv:Envelope>`
   );
 }
 
 const localName = (name: string) => name.slice(name.indexOf(':') + 1);
+const prefixOf = (name: string) => (name.includes(':') ? name.slice(0, name.indexOf(':')) : '');
 const childText = (parent: XmlElement, name: string) => parent.children.find((c) => localName(c.name) === name)?.text;
+
+/** How much of a core's text is kept for the log. */
+const TEXT_LENGTH = 1000;
+const SOAP_FAULT_CODES: ReadonlySet<string> = new Set(['VersionMismatch', 'MustUnderstand', 'Client', 'Server']);
+/** coregate's problem codes (`RECORD_NOT_FOUND`): anything else in a problem's `code` is not one. */
+const PROBLEM_CODE = /^[A-Z][A-Z_]{0,63}$/;
 
 /** All character data of an element and its descendants. */
 function allText(node: XmlElement): string {
   return node.text + node.children.map(allText).join('');
 }
 
-/**
- * Reads a `Fault` element (its children are unqualified in SOAP 1.1; prefixes of the detail's own elements
- * are not resolved: a problem is recognised by its local names).
- */
-export function readFault(fault: XmlElement): Fault {
-  const faultCode = localName((childText(fault, 'faultcode') ?? '').trim()) || 'Server';
-  const faultString = (childText(fault, 'faultstring') ?? '').trim();
-  const detail = fault.children.find((c) => localName(c.name) === 'detail');
-  const problemElement = detail?.children.find((c) => localName(c.name) === 'problem');
-  if (problemElement) {
-    const status = Number(childText(problemElement, 'status'));
-    return {
-      faultCode,
-      faultString,
-      problem: {
-        code: childText(problemElement, 'code'),
-        detail: childText(problemElement, 'detail'),
-        ...(Number.isInteger(status) ? { status } : {}),
-      },
-    };
-  }
-  const text = detail ? allText(detail).trim().slice(0, 1000) : '';
-  const coreCode = detail ? codeWithin(detail) : undefined;
-  return { faultCode, faultString, ...(text ? { detailText: text } : {}), ...(coreCode ? { coreCode } : {}) };
+/** An `xsd:int` (a SymXchange status code, a problem's status), or undefined for anything else. */
+function xsdIntOf(text: string | undefined): number | undefined {
+  const trimmed = text?.trim() ?? '';
+  if (!/^[+-]?[0-9]{1,10}$/.test(trimmed)) return undefined;
+  const code = Number(trimmed);
+  return code >= -2147483648 && code <= 2147483647 ? code : undefined;
 }
 
-/** The text of the first element below `node` named like a code (`ErrorCode`, `errorCode`, `StatusCode`, `code`). */
-function codeWithin(node: XmlElement): string | undefined {
-  for (const child of node.children) {
-    if (/^(error|status|fault)?code$/i.test(localName(child.name)) && child.text.trim()) return child.text.trim();
-    const below = codeWithin(child);
-    if (below) return below;
+/**
+ * The namespace of an element's prefix, as declared on it or on its `ancestors` (nearest first); the
+ * detail's problem is coregate's only in RFC 7807's namespace.
+ */
+function namespaceOf(element: XmlElement, ancestors: readonly XmlElement[]): string | undefined {
+  const prefix = prefixOf(element.name);
+  for (const node of [element, ...ancestors]) {
+    const uri = node.declarations?.get(prefix);
+    if (uri !== undefined) return uri;
   }
   return undefined;
 }
 
 /**
+ * The SymXchange status code below `node`: a `Status` element's `StatusCode` (the common schema's `Status`),
+ * a `StatusCode` attribute (its `BaseResponse`), or a `StatusCode` element; the first found, depth first.
+ */
+function statusCodeWithin(node: XmlElement, depth = 0): number | undefined {
+  if (depth > 8) return undefined;
+  for (const child of node.children) {
+    const local = localName(child.name);
+    const attribute = Object.keys(child.attributes).find((name) => localName(name) === 'StatusCode');
+    const code =
+      local === 'Status'
+        ? xsdIntOf(childText(child, 'StatusCode'))
+        : local === 'StatusCode'
+          ? xsdIntOf(child.text)
+          : attribute
+            ? xsdIntOf(child.attributes[attribute])
+            : undefined;
+    if (code !== undefined) return code;
+    const below = statusCodeWithin(child, depth + 1);
+    if (below !== undefined) return below;
+  }
+  return undefined;
+}
+
+/**
+ * Reads a `Fault` element (its children are unqualified in SOAP 1.1). What it means is read off its
+ * structure: the class of `faultcode`, a coregate problem in RFC 7807's namespace (its `code` and `status`),
+ * or a SymXchange status code in the detail. Its texts are kept, clipped, for the log.
+ * @example readFault(parseXml('<F><faultcode>S:Client</faultcode><faultstring>No</faultstring></F>')).faultCode // 'Client'
+ */
+export function readFault(fault: XmlElement): Fault {
+  const written = localName((childText(fault, 'faultcode') ?? '').trim());
+  // SOAP 1.1 refines a code with dots (`Client.Authentication`): its class is the first part.
+  const faultClass = written.split('.')[0]!;
+  const faultCode = (SOAP_FAULT_CODES.has(faultClass) ? faultClass : 'Server') as SoapFaultCode;
+  const faultString = clip((childText(fault, 'faultstring') ?? '').trim(), TEXT_LENGTH);
+  const detail = fault.children.find((c) => localName(c.name) === 'detail');
+  const detailText = detail ? clip(allText(detail).trim(), TEXT_LENGTH) : '';
+  const text = { faultString, ...(detailText ? { detail: detailText } : {}) };
+  const problemElement = detail?.children.find(
+    (c) => localName(c.name) === 'problem' && namespaceOf(c, [detail, fault]) === PROBLEM_XML_NS,
+  );
+  if (problemElement) {
+    const code = childText(problemElement, 'code')?.trim();
+    const status = xsdIntOf(childText(problemElement, 'status'));
+    return {
+      faultCode,
+      problem: {
+        ...(code !== undefined && PROBLEM_CODE.test(code) ? { code } : {}),
+        ...(status === undefined ? {} : { status }),
+      },
+      text,
+    };
+  }
+  const statusCode = detail ? statusCodeWithin(detail) : undefined;
+  return { faultCode, ...(statusCode === undefined ? {} : { statusCode }), text };
+}
+
+/**
  * A SymXchange error element in an answer that is not a Fault, read as one: the `BaseResponse` form (a
  * `StatusCode` attribute and a `StatusMessage`) or a `Status` child (`StatusCode`, `Message`). A status
- * code of 0, or none, is no error.
+ * code of 0, or none, is no error; one that is not an `xsd:int` is an error without a code.
  * @example statusError(parseXml('<Response StatusCode="7"><StatusMessage>Account locked</StatusMessage></Response>'))
- *   // { faultCode: 'Server', faultString: 'Account locked', coreCode: '7' }
+ *   // { faultCode: 'Server', statusCode: 7, text: { faultString: 'Account locked' } }
  */
 export function statusError(response: XmlElement): Fault | undefined {
   const attribute = Object.keys(response.attributes).find((name) => localName(name) === 'StatusCode');
   const status = response.children.find((c) => localName(c.name) === 'Status');
-  const code = (attribute ? response.attributes[attribute] : status && childText(status, 'StatusCode'))?.trim();
-  if (code === undefined || code === '' || Number(code) === 0) return undefined;
-  const message =
-    (attribute ? childText(response, 'StatusMessage') : status && childText(status, 'Message'))?.trim() ||
-    `the core answered status ${code}`;
-  return { faultCode: 'Server', faultString: message.slice(0, 1000), coreCode: code };
+  const written = (attribute ? response.attributes[attribute] : status && childText(status, 'StatusCode'))?.trim();
+  if (written === undefined || written === '') return undefined;
+  const statusCode = xsdIntOf(written);
+  if (statusCode === 0) return undefined;
+  const message = (attribute ? childText(response, 'StatusMessage') : status && childText(status, 'Message')) ?? '';
+  return {
+    faultCode: 'Server',
+    ...(statusCode === undefined ? {} : { statusCode }),
+    text: { faultString: clip(message.trim(), TEXT_LENGTH) },
+  };
 }
 
 /**

@@ -3,7 +3,8 @@
  * can be declared, let alone expanded: XXE and billion laughs fail at the DOCTYPE), only XML's predefined
  * entities and character references decoded, and limits on size, depth and element count enforced as the
  * document is read. saxes builds no tree and recurses nowhere; the tree it is read into is bounded by the
- * limits. Also here: the escaping of text and attribute values.
+ * limits. Also here: the strict UTF-8 decoding of a document's bytes, the escaping of text and attribute
+ * values, and the clipping of request-derived text that errors quote.
  */
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 
@@ -13,10 +14,29 @@ export type SoapCodecErrorCode =
   | 'XML_TOO_LARGE'
   | 'XML_TOO_DEEP'
   | 'XML_TOO_MANY_ELEMENTS'
+  | 'XML_NAME_TOO_LONG'
   | 'XML_MALFORMED'
+  | 'XML_ENCODING_REFUSED'
+  | 'XML_INVALID_UTF8'
   | 'SOAP_NOT_AN_ENVELOPE'
+  | 'SOAP_MUST_UNDERSTAND'
   | 'SOAP_UNKNOWN_OPERATION'
   | 'SOAP_SCHEMA_VIOLATION';
+
+/** How much of a request-derived text (a name, a value, a namespace) an error quotes. */
+const QUOTED_LENGTH = 64;
+
+/**
+ * Request-derived text as an error quotes it: at most `max` characters, an ellipsis marking a cut, so that a
+ * 200 KB name cannot make a 200 KB Fault.
+ * @example clip('x'.repeat(500), 8) // 'xxxxxxxx…'
+ */
+export function clip(text: string, max = QUOTED_LENGTH): string {
+  if (text.length <= max) return text;
+  // Never end on the first half of a surrogate pair.
+  const end = /[\ud800-\udbff]/.test(text[max - 1]!) ? max - 1 : max;
+  return `${text.slice(0, end)}…`;
+}
 
 /**
  * What the codec throws: a stable `code`, and for schema violations the element path at fault.
@@ -40,7 +60,8 @@ export class SoapCodecError extends Error {
    * @example new SoapCodecError('SOAP_SCHEMA_VIOLATION', 'x', 'SSN').within('Request').path // 'Request/SSN'
    */
   within(name: string): SoapCodecError {
-    return new SoapCodecError(this.code, this.detail, this.path === undefined ? name : `${name}/${this.path}`);
+    const element = clip(name);
+    return new SoapCodecError(this.code, this.detail, this.path === undefined ? element : `${element}/${this.path}`);
   }
 }
 
@@ -49,10 +70,20 @@ export interface XmlLimits {
   readonly maxLength: number;
   readonly maxDepth: number;
   readonly maxElements: number;
+  /** Longest element or attribute name (prefix included). */
+  readonly maxNameLength: number;
 }
 
-/** Large enough for a 131-field tracking record page; small enough to refuse a flood. */
-export const DEFAULT_XML_LIMITS: XmlLimits = { maxLength: 4 * 1024 * 1024, maxDepth: 32, maxElements: 100_000 };
+/**
+ * Large enough for a 131-field tracking record page; small enough to refuse a flood. SymXchange's longest
+ * names have about 60 characters; 1,024 leaves room for any toolkit's prefixes.
+ */
+export const DEFAULT_XML_LIMITS: XmlLimits = {
+  maxLength: 4 * 1024 * 1024,
+  maxDepth: 32,
+  maxElements: 100_000,
+  maxNameLength: 1024,
+};
 
 /** The attributes of every element that has none: one object, so that readers can skip them at once. */
 export const NO_ATTRIBUTES: Readonly<Record<string, string>> = Object.freeze({});
@@ -122,12 +153,102 @@ function openElement(
     : { name, attributes: attributes ?? NO_ATTRIBUTES, children: [], text: '' };
 }
 
-/** The limits both readers enforce at each start tag: `elements` so far, `depth` of the open elements. */
-function checkLimits(elements: number, depth: number, limits: XmlLimits): void {
+/**
+ * The limits both readers enforce at each start tag, in this order: `elements` so far, `depth` of the open
+ * elements, then the length of `tooLong`, the first of the tag's names (its own, then its attributes')
+ * longer than the limit, if any.
+ */
+function checkLimits(elements: number, depth: number, tooLong: string | undefined, limits: XmlLimits): void {
   if (elements > limits.maxElements)
     throw new SoapCodecError('XML_TOO_MANY_ELEMENTS', `the document has more than ${limits.maxElements} elements`);
   if (depth >= limits.maxDepth)
     throw new SoapCodecError('XML_TOO_DEEP', `elements nest deeper than ${limits.maxDepth}`);
+  if (tooLong !== undefined)
+    throw new SoapCodecError(
+      'XML_NAME_TOO_LONG',
+      `the name ${clip(tooLong)} is longer than ${limits.maxNameLength} characters`,
+    );
+}
+
+// ---- the document's bytes ----
+
+/** Charset labels of UTF-8, the one encoding read (docs/decisions.md, "SymXchange"). */
+const UTF8_LABELS: ReadonlySet<string> = new Set(['utf-8', 'utf8']);
+/** Strict: a byte sequence that is not UTF-8 throws instead of becoming U+FFFD; a leading BOM is skipped. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+/** The encoding an XML declaration names (XML 1.0, 2.8 and 4.3.3: it follows the version). */
+const DECLARED_ENCODING =
+  /^<\?xml[ \t\r\n]+version[ \t\r\n]*=[ \t\r\n]*(["'])[^"']*\1[ \t\r\n]+encoding[ \t\r\n]*=[ \t\r\n]*(["'])([^"']*)\2/;
+
+/** The encoding the XML declaration at the start of `text` names, if it names one. */
+function declaredEncoding(text: string): string | undefined {
+  if (!text.startsWith('<?xml')) return undefined;
+  const end = text.indexOf('?>');
+  return DECLARED_ENCODING.exec(end === -1 ? text : text.slice(0, end))?.[3];
+}
+
+/** Where the first byte sequence that is not UTF-8 starts (on the failure path only: a binary search). */
+function invalidUtf8Offset(bytes: Uint8Array): number {
+  // A prefix decodes while it holds no bad sequence; a sequence it cuts short is held back, not refused.
+  const decodes = (length: number) => {
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, length), { stream: true });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  let [good, bad] = [0, bytes.length];
+  while (bad - good > 1) {
+    const middle = (good + bad) >>> 1;
+    if (decodes(middle)) good = middle;
+    else bad = middle;
+  }
+  // The byte at `at` broke a sequence: one it began, or one begun up to 3 bytes before and not yet complete.
+  const at = bad - 1;
+  for (let lead = at - 1; lead >= Math.max(0, at - 3); lead--) {
+    const byte = bytes[lead]!;
+    if ((byte & 0xc0) === 0x80) continue;
+    const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return length > at - lead ? lead : at;
+  }
+  return at;
+}
+
+/**
+ * A document's text from its bytes, read strictly as UTF-8: the Content-Type's `charset` (when given) and the
+ * XML declaration's encoding (when it names one) must both name UTF-8, a UTF-8 byte order mark is skipped,
+ * and bytes that are not UTF-8 are refused (XML_ENCODING_REFUSED, XML_INVALID_UTF8), never replaced.
+ * @example decodeXmlBytes(new TextEncoder().encode('<a>é</a>'), 'utf-8') // '<a>é</a>'
+ */
+export function decodeXmlBytes(bytes: Uint8Array, charset?: string): string {
+  const refused = (what: string) =>
+    new SoapCodecError('XML_ENCODING_REFUSED', `${what}; coregate reads UTF-8 only (charset=utf-8)`);
+  if (charset !== undefined && !UTF8_LABELS.has(charset.toLowerCase()))
+    throw refused(`the Content-Type charset is ${clip(charset)}`);
+  // A UTF-16 byte order mark, or the NUL bytes of `<` in UTF-16 or UTF-32 (XML 1.0, Appendix F).
+  if ((bytes[0] === 0xfe && bytes[1] === 0xff) || (bytes[0] === 0xff && bytes[1] === 0xfe))
+    throw refused('the body is UTF-16 (its byte order mark says so)');
+  if (bytes.length >= 2 && (bytes[0] === 0 || bytes[1] === 0)) throw refused('the body is UTF-16 or UTF-32');
+  const says = (encoding: string) =>
+    `the XML declaration says encoding="${clip(encoding)}"${charset === undefined ? '' : ` and the Content-Type charset=${clip(charset)}`}`;
+  let text: string;
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    // A declaration of another encoding explains the bad bytes better than their offset does.
+    const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+    const head = String.fromCharCode(...bytes.subarray(bom, bom + 1024));
+    const encoding = declaredEncoding(head);
+    if (encoding !== undefined && encoding.toLowerCase() !== 'utf-8') throw refused(says(encoding));
+    throw new SoapCodecError(
+      'XML_INVALID_UTF8',
+      `the body is not UTF-8: the byte sequence at offset ${invalidUtf8Offset(bytes)} is not a character`,
+    );
+  }
+  const encoding = declaredEncoding(text);
+  if (encoding !== undefined && encoding.toLowerCase() !== 'utf-8') throw refused(says(encoding));
+  return text;
 }
 
 /**
@@ -157,14 +278,16 @@ export function parseXmlWithSaxes(xml: string, limits: XmlLimits = DEFAULT_XML_L
   });
   parser.on('opentag', (tag: SaxesTagPlain) => {
     elements += 1;
-    checkLimits(elements, open.length, limits);
+    let tooLong = tag.name.length > limits.maxNameLength ? tag.name : undefined;
     let declarations: Map<string, string> | undefined;
     let attributes: Record<string, string> | undefined;
     for (const name in tag.attributes) {
+      if (name.length > limits.maxNameLength) tooLong ??= name;
       const value = tag.attributes[name]!;
       if (name === 'xmlns' || name.startsWith('xmlns:')) (declarations ??= new Map()).set(name.slice(6), value);
       else (attributes ??= Object.create(null) as Record<string, string>)[name] = value;
     }
+    checkLimits(elements, open.length, tooLong, limits);
     const element = openElement(tag.name, attributes, declarations);
     const parent = open[open.length - 1];
     if (parent) parent.children.push(element);
@@ -178,14 +301,15 @@ export function parseXmlWithSaxes(xml: string, limits: XmlLimits = DEFAULT_XML_L
   parser.on('text', addText);
   parser.on('cdata', addText);
   parser.on('closetag', () => void open.pop());
+  // saxes's messages may quote the document (`duplicate attribute: <name>`).
   parser.on('error', (error: Error) => {
-    throw new SoapCodecError('XML_MALFORMED', error.message);
+    throw new SoapCodecError('XML_MALFORMED', clip(error.message, 2 * QUOTED_LENGTH));
   });
   try {
     parser.write(xml).close();
   } catch (error) {
     if (error instanceof SoapCodecError) throw error;
-    throw new SoapCodecError('XML_MALFORMED', (error as Error).message);
+    throw new SoapCodecError('XML_MALFORMED', clip((error as Error).message, 2 * QUOTED_LENGTH));
   }
   if (!root) throw new SoapCodecError('XML_MALFORMED', 'a document has exactly one root element');
   return root;
@@ -366,6 +490,8 @@ export function scanXml(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): Xm
     const name = xml.slice(i + 1, nameStop);
     let attributes: Record<string, string> | undefined;
     let declarations: Map<string, string> | undefined;
+    // Judged once the whole tag is read, as saxes does: a tag broken further on is saxes's to refuse.
+    let tooLong = name.length > limits.maxNameLength ? name : undefined;
     let j = nameStop;
     let empty = false;
     for (;;) {
@@ -386,6 +512,7 @@ export function scanXml(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): Xm
       const attributeStop = nameEnd(xml, j);
       if (attributeStop === j) return undefined;
       const attribute = xml.slice(j, attributeStop);
+      if (attribute.length > limits.maxNameLength) tooLong ??= attribute;
       j = attributeStop;
       while (isSpace(xml.charCodeAt(j))) j++;
       if (xml.charCodeAt(j) !== EQUALS) return undefined;
@@ -414,7 +541,7 @@ export function scanXml(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): Xm
       j = close + 1;
     }
     elements += 1;
-    checkLimits(elements, open.length, limits);
+    checkLimits(elements, open.length, tooLong, limits);
     const element = openElement(name, attributes, declarations);
     if (current) current.children.push(element);
     else root = element;
@@ -423,4 +550,132 @@ export function scanXml(xml: string, limits: XmlLimits = DEFAULT_XML_LIMITS): Xm
   }
   // After the root: only whitespace and comments.
   return skipMisc(xml, i) === xml.length ? root : undefined;
+}
+
+// ---- a document read as it arrives ----
+
+/** The children of every element that has none, once it is read: one array, not one per leaf. */
+const NO_CHILDREN: readonly XmlElement[] = Object.freeze([]);
+
+export interface XmlStreamOptions {
+  /**
+   * At most this many children of one name are kept under one element; the others are still read and
+   * checked, then dropped. Whoever decodes a list cuts it to its maximum: the one more kept says it was longer.
+   */
+  readonly maxRepeats?: number;
+}
+
+/**
+ * A document read piece by piece as it arrives (a core's answer), with saxes and the refusals and limits of
+ * `parseXmlWithSaxes`: a large answer costs the event loop one piece at a time, and memory only what is kept
+ * (`maxElements` counts the elements kept; `maxLength` counts all the text written).
+ * @example
+ * const reader = new XmlStreamReader(DEFAULT_XML_LIMITS, { maxRepeats: 2 });
+ * reader.write('<a><b/><b/>');
+ * reader.write('<b/></a>');
+ * reader.close().children.length // 2
+ */
+export class XmlStreamReader {
+  readonly #limits: XmlLimits;
+  readonly #maxRepeats: number;
+  readonly #parser = new SaxesParser({ xmlns: false, position: false });
+  readonly #open: { element: OpenElement; repeats?: Map<string, number> }[] = [];
+  /** Names as first read: a list of 1,000 records holds each field's name once. */
+  readonly #names = new Map<string, string>();
+  #root: OpenElement | undefined;
+  #elements = 0;
+  #length = 0;
+  /** Depth inside a dropped element (0: keeping). */
+  #dropping = 0;
+
+  constructor(limits: XmlLimits = DEFAULT_XML_LIMITS, options: XmlStreamOptions = {}) {
+    this.#limits = limits;
+    this.#maxRepeats = options.maxRepeats ?? Infinity;
+    const parser = this.#parser;
+    parser.on('doctype', () => {
+      throw new SoapCodecError('XML_DTD_REFUSED', 'document type declarations and entity declarations are refused');
+    });
+    parser.on('opentag', (tag: SaxesTagPlain) => this.#opened(tag));
+    parser.on('closetag', () => this.#closed());
+    parser.on('text', (text: string) => this.#addText(text));
+    parser.on('cdata', (text: string) => this.#addText(text));
+    parser.on('error', (error: Error) => {
+      throw new SoapCodecError('XML_MALFORMED', clip(error.message, 128));
+    });
+  }
+
+  /** Reads the next piece of the document; throws a SoapCodecError at the first refusal. */
+  write(text: string): void {
+    this.#length += text.length;
+    if (this.#length > this.#limits.maxLength)
+      throw new SoapCodecError('XML_TOO_LARGE', `the document exceeds ${this.#limits.maxLength} characters`);
+    this.#run(() => this.#parser.write(text));
+  }
+
+  /** The document's root, once all of it was written. */
+  close(): XmlElement {
+    this.#run(() => this.#parser.close());
+    if (!this.#root) throw new SoapCodecError('XML_MALFORMED', 'a document has exactly one root element');
+    return this.#root;
+  }
+
+  #run(step: () => void): void {
+    try {
+      step();
+    } catch (error) {
+      if (error instanceof SoapCodecError) throw error;
+      throw new SoapCodecError('XML_MALFORMED', clip((error as Error).message, 128));
+    }
+  }
+
+  #opened(tag: SaxesTagPlain): void {
+    const limits = this.#limits;
+    let tooLong = tag.name.length > limits.maxNameLength ? tag.name : undefined;
+    for (const name in tag.attributes) if (name.length > limits.maxNameLength) tooLong ??= name;
+    const parent = this.#open[this.#open.length - 1];
+    // Inside a dropped element, or a child past the repeats kept of its name: read and checked, not kept.
+    let drop = this.#dropping > 0;
+    if (!drop && parent) {
+      const repeats = (parent.repeats ??= new Map<string, number>());
+      const seen = (repeats.get(tag.name) ?? 0) + 1;
+      repeats.set(tag.name, seen);
+      drop = seen > this.#maxRepeats;
+    }
+    if (drop) {
+      checkLimits(this.#elements, this.#open.length + this.#dropping, tooLong, limits);
+      this.#dropping += 1;
+      return;
+    }
+    this.#elements += 1;
+    checkLimits(this.#elements, this.#open.length, tooLong, limits);
+    let declarations: Map<string, string> | undefined;
+    let attributes: Record<string, string> | undefined;
+    for (const name in tag.attributes) {
+      const value = tag.attributes[name]!;
+      if (name === 'xmlns' || name.startsWith('xmlns:')) (declarations ??= new Map()).set(name.slice(6), value);
+      else (attributes ??= Object.create(null) as Record<string, string>)[name] = value;
+    }
+    let name = this.#names.get(tag.name);
+    if (name === undefined) this.#names.set(tag.name, (name = tag.name));
+    const element = openElement(name, attributes, declarations);
+    if (parent) parent.element.children.push(element);
+    else this.#root = element;
+    this.#open.push({ element });
+  }
+
+  #closed(): void {
+    if (this.#dropping > 0) {
+      this.#dropping -= 1;
+      return;
+    }
+    const closed = this.#open.pop();
+    if (closed && closed.element.children.length === 0)
+      (closed.element as { children: readonly XmlElement[] }).children = NO_CHILDREN;
+  }
+
+  #addText(text: string): void {
+    if (this.#dropping > 0) return;
+    const current = this.#open[this.#open.length - 1];
+    if (current) current.element.text += text;
+  }
 }
