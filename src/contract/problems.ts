@@ -61,11 +61,14 @@ const TITLES: Record<ProblemCode, string> = {
   INTERNAL: 'Internal error',
 };
 
-/** What a core said when it refused a call (gateway mode): its SOAP fault, as the problem carries it. */
+/**
+ * How a core refused a call (gateway mode), as the problem carries it: the class of its SOAP fault and its
+ * own code where SymXchange defines one. The core's text stays in the log.
+ */
 export interface CoreFaultDetail {
+  /** `Client` or `Server` (SOAP 1.1's `VersionMismatch` and `MustUnderstand` too). */
   readonly faultcode: string;
-  readonly faultstring: string;
-  /** The core's own error code, when its fault carries one. */
+  /** The SymXchange status code (an `xsd:int`), or the problem code of a coregate acting as the core. */
   readonly code?: string;
 }
 
@@ -130,8 +133,8 @@ export const ProblemSchema = Type.Object(
     errors: Type.Optional(Type.Array(Type.Object({ pointer: Type.String(), detail: Type.String() }))),
     core: Type.Optional(
       Type.Object(
-        { faultcode: Type.String(), faultstring: Type.String(), code: Type.Optional(Type.String()) },
-        { description: "The core's SOAP fault (gateway mode)" },
+        { faultcode: Type.String(), code: Type.Optional(Type.String()) },
+        { description: "The class of the core's SOAP fault and its own error code (gateway mode)" },
       ),
     ),
   },

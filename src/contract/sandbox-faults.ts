@@ -98,7 +98,7 @@ function forcedProblem(code: SandboxFaultCode, status: number): Problem {
     detail,
     undefined,
     retryAfter ? { 'retry-after': retryAfter } : {},
-    WITH_CORE_FAULT.has(code) ? { faultcode: 'Server', faultstring: detail } : undefined,
+    WITH_CORE_FAULT.has(code) ? { faultcode: 'Server' } : undefined,
   );
 }
 

@@ -6,6 +6,8 @@
  *   operation lacks is filled (`IncludeAll<Record>Fields` for an operation without selection; a search's
  *   Query and date bounds at the top level of the paged search), and an unpaged list is read page by page
  *   until the list maximum, as the store reads it;
+ * - a client's page size is capped to the page maximum, as the store caps it (a core's page longer than
+ *   that is refused when decoded);
  * - a single-record read whose selector names child lists its WSDL type cannot carry is sent as its
  *   `…FilterChildren` twin, whose type carries them;
  * - in a list of records, child lists the wire cannot select or filter are read per record with the
@@ -32,13 +34,21 @@ export interface Forwarding {
   answer(operation: AnyOperation, body: JsonObject, call: CallCore): Promise<JsonObject>;
 }
 
+/** The JSON API's bounds, which the gateway's answers keep as the store's do. */
+export interface ForwardingLimits {
+  /** Unpaged lists stop here (and say so in hasReachedMaximumListSize). */
+  readonly listMaximum: number;
+  /** A page holds at most this many records. */
+  readonly pageMaximum: number;
+}
+
 /**
- * @example const forwarding = createForwarding(OPERATIONS, codec.mapping, config.listMaximum);
+ * @example const forwarding = createForwarding(OPERATIONS, codec.mapping, { listMaximum: 1000, pageMaximum: 1000 });
  */
 export function createForwarding(
   operations: readonly AnyOperation[],
   mapping: SymxMapping,
-  listMaximum: number,
+  { listMaximum, pageMaximum }: ForwardingLimits,
 ): Forwarding {
   const byKey = new Map(operations.map((op) => [`${op.family}|${op.service}|${op.name}`, op]));
   const operationNamed = (like: AnyOperation, name: string) => byKey.get(`${like.family}|${like.service}|${name}`);
@@ -221,11 +231,19 @@ export function createForwarding(
     return next;
   }
 
+  /** A body whose page size is capped to the page maximum (spec: more than the maximum is capped to it). */
+  function pageSizeCapped(body: JsonObject): JsonObject {
+    const paging = body.PagingRequestContext;
+    if (!isObject(paging) || typeof paging.NumberOfRecordsToReturn !== 'number') return body;
+    if (paging.NumberOfRecordsToReturn <= pageMaximum) return body;
+    return { ...body, PagingRequestContext: { ...paging, NumberOfRecordsToReturn: pageMaximum } };
+  }
+
   return {
     async answer(operation, body, call) {
       // The read plan checks the request's queries before any call (400 INVALID_QUERY costs the core nothing).
       const plan = operation.readPlan?.(body as never);
-      const answer = await fromCore(operation, body, plan, call);
+      const answer = await fromCore(operation, pageSizeCapped(body), plan, call);
       return plan ? shapedAnswer(answer, plan) : answer;
     },
   };

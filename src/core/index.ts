@@ -7,16 +7,18 @@ import type { Config } from '../config.js';
 import type { AnyOperation } from '../operations/types.js';
 import type { Core } from './core.js';
 import { storeCore } from './store-core.js';
-import { symxchangeCore } from './symxchange-core.js';
+import { symxchangeCore, type CoreLog } from './symxchange-core.js';
 
 export type { CircuitState, Core, CoreCall, CoreReadiness } from './core.js';
-export { faultProblem } from './symxchange-core.js';
+export { faultProblem, type CoreLog } from './symxchange-core.js';
 
 export interface CoreOptions {
   readonly operations: readonly AnyOperation[];
   readonly schemas: readonly TSchema[];
   /** Told when a gateway core's circuit opens or closes again, for the log. */
   readonly onCircuit?: (sym: number, state: 'open' | 'closed', url: URL) => void;
+  /** The log of what a gateway core's calls met: faults, bad answers, failures, cut lists (under the request id). */
+  readonly log?: CoreLog;
 }
 
 /**
@@ -30,6 +32,8 @@ export function createCore(config: Config, options: CoreOptions): Core {
     operations: options.operations,
     schemas: options.schemas,
     listMaximum: config.listMaximum,
+    pageMaximum: config.pageMaximum,
     onCircuit: options.onCircuit,
+    log: options.log,
   });
 }

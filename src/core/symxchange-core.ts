@@ -3,35 +3,61 @@
  * SymXchange"). The path's Sym picks the core. A call is encoded with the shared mapping, sent with its
  * soapAction and the request id as its MessageId, and its answer decoded into exactly the JSON the store
  * answers (forwarding.ts). Failures are the gateway's problems, never a 500 and never a hang
- * (docs/decisions.md, "Gateway mode"): a fault is mapped by what it says, a timeout is 504 CORE_TIMEOUT, a
- * refused, reset or TLS-failed connection 503 CORE_UNAVAILABLE with Retry-After, anything that is not
- * SymXchange 502 CORE_BAD_RESPONSE. A read is sent once more on a reset connection; a write never is. A
- * circuit breaker per core sheds calls while the core is down.
+ * (docs/decisions.md, "Gateway mode"): a fault is mapped by its structure (docs/symxchange.md, "Errors and
+ * faults"), a call past its deadline is 504 CORE_TIMEOUT, a refused, reset or TLS-failed connection 503
+ * CORE_UNAVAILABLE with Retry-After, anything that is not SymXchange 502 CORE_BAD_RESPONSE. What the core
+ * wrote (a fault's text, a bad answer's content) goes to the log under the request id, clipped, and never
+ * into a problem. An answer is parsed as it arrives, bounded in size and in the length of its lists. A read
+ * is sent once more on a reset connection; a write never is. A circuit breaker per core sheds calls while
+ * the core is down.
  */
 import { BrokenCircuitError, circuitBreaker, CircuitState, ConsecutiveBreaker, handleWhen } from 'cockatiel';
 import type { TSchema } from 'typebox';
 import type { SymxchangeSettings } from '../config.js';
-import { Problem, recordNotFound, type ProblemCode } from '../contract/problems.js';
+import { Problem, recordNotFound, type CoreFaultDetail, type ProblemCode } from '../contract/problems.js';
 import { ResponseMismatchError, responseChecker } from '../operations/response-check.js';
 import type { AnyOperation } from '../operations/types.js';
-import { createSymxCodec, SoapCodecError, SoapFaultError, type Fault, type SymxCodec } from '../symxchange/codec.js';
+import {
+  createSymxCodec,
+  SoapCodecError,
+  SoapFaultError,
+  type AnswerNotes,
+  type Fault,
+  type SymxCodec,
+} from '../symxchange/codec.js';
+import type { XmlElement } from '../symxchange/xml.js';
 import { symxchangeService } from '../catalog/symxchange/index.js';
+import { xmlAnswerReader } from './answer-reader.js';
 import type { CircuitState as CoreCircuitState, Core, CoreCall } from './core.js';
 import { createForwarding, type CallCore } from './forwarding.js';
-import { coreTransport, CoreFailure, failureOf, type CoreAnswer, type CoreTransport } from './transport.js';
+import {
+  coreTransport,
+  CoreFailure,
+  type AnswerHead,
+  type AnswerReader,
+  type CoreAnswer,
+  type CoreTransport,
+} from './transport.js';
 
 type JsonObject = Record<string, unknown>;
 
-/** Answers from a core are larger than requests: a page of tracking records, a record with its child lists. */
-const CORE_XML_LIMITS = { maxLength: 32 * 1024 * 1024, maxDepth: 32, maxElements: 2_000_000 };
+/** Where the gateway writes what a core said and did (pino's shape: the facts, then the message). */
+export interface CoreLog {
+  warn(facts: Record<string, unknown>, message: string): void;
+}
 
 export interface SymxchangeCoreOptions {
   readonly settings: SymxchangeSettings;
   readonly operations: readonly AnyOperation[];
   readonly schemas: readonly TSchema[];
+  /** The JSON API's list maximum: a core's longer list is cut to it. */
   readonly listMaximum: number;
+  /** The JSON API's page maximum: a client's page size is capped to it before the call. */
+  readonly pageMaximum: number;
   /** Told when a core's circuit opens or closes again, for the log. */
   readonly onCircuit?: (sym: number, state: 'open' | 'closed', url: URL) => void;
+  /** The log of faults, bad answers, failures and cut lists. */
+  readonly log?: CoreLog;
 }
 
 /** The problem of a core that cannot be reached now. */
@@ -40,42 +66,90 @@ function coreUnavailable(detail: string, retryAfterSeconds: number): Problem {
 }
 
 const UNSURE_WRITE = '; the update was sent and may have been applied: read the record before sending it again';
-
-/** Words of a core's own fault text that say which kind of refusal it is (a core's fault carries no coregate code). */
-const NOT_FOUND_TEXT = /not found|no such|does not exist|no record/i;
-const CREDENTIALS_TEXT = /credential|password|authenticat|unauthori[sz]ed|not authori[sz]ed|access denied|token/i;
-
-/** Problem codes of coregate's own SOAP face (an upstream coregate) passed on as they are: the caller's to fix. */
-const CALLER_PROBLEMS: ReadonlySet<string> = new Set(['VALIDATION_FAILED', 'INVALID_QUERY', 'INVALID_PAGING_TOKEN']);
+const UNSENT_WRITE = '; the update was never sent, so it was not applied';
+/** The longest wait the gateway passes on from a core's Retry-After. */
+const MAX_RETRY_AFTER_SECONDS = 3600;
+/** The Retry-After of a fault or problem saying the core is unavailable for now. */
+const FAULT_RETRY_AFTER_SECONDS = 5;
 
 /**
- * The problem of a fault. A fault carrying coregate's problem (its SOAP face) is mapped by code; a core's
- * own fault by what its text says.
+ * The one reading of a core's own text (a last resort, for any status code: none has a published meaning):
+ * a Server fault saying the core is unavailable for now is 503, so that the caller retries. Text never
+ * makes a 404 or a credentials problem.
+ */
+const UNAVAILABLE_TEXT = /\b(temporarily unavailable|try again later|currently unavailable|service unavailable)\b/i;
+
+/** Problem codes of coregate's own SOAP face (a coregate as the core) passed on as they are: the caller's to fix. */
+const CALLER_PROBLEMS: Readonly<Partial<Record<string, string>>> = {
+  VALIDATION_FAILED: 'The core refused the request as not valid',
+  INVALID_QUERY: 'The core refused the query',
+  INVALID_PAGING_TOKEN: 'The core refused the paging token',
+};
+
+const credentialsRejected = (core: CoreFaultDetail) =>
+  new Problem(403, 'CORE_CREDENTIALS_REJECTED', 'The core rejected the credentials', undefined, {}, core);
+const coreError = (core: CoreFaultDetail) =>
+  new Problem(502, 'CORE_ERROR', 'The core refused the call', undefined, {}, core);
+
+/**
+ * The problem of a fault (or a SymXchange error element), read by its structure; docs/symxchange.md, "Errors
+ * and faults", has the table. A coregate acting as the core says what its problem is (its `code`, with the
+ * status and the fault class agreeing); a SymXchange core gives its fault class and, at most, a status code
+ * no public source gives a meaning to, so it is 502 CORE_ERROR carrying both. The core's text never reaches
+ * the caller, and only ever makes a 503 (UNAVAILABLE_TEXT).
+ * @example faultProblem({ faultCode: 'Server', statusCode: 13033, text: { faultString: 'NSF' } }).status // 502
  */
 export function faultProblem(fault: Fault): Problem {
-  const core = {
-    faultcode: fault.faultCode,
-    faultstring: fault.faultString,
-    ...(fault.problem?.code || fault.coreCode ? { code: fault.problem?.code ?? fault.coreCode } : {}),
-  };
-  const said = `${fault.faultString} ${fault.detailText ?? ''}`;
-  const code = fault.problem?.code;
-  const detail = fault.problem?.detail ?? fault.faultString;
-  if (code === 'UNAUTHENTICATED' || code === 'FORBIDDEN' || (!code && CREDENTIALS_TEXT.test(said)))
-    return new Problem(
-      403,
-      'CORE_CREDENTIALS_REJECTED',
-      `The core rejected the credentials: ${detail}`,
-      undefined,
-      {},
-      core,
-    );
-  if (code === 'RECORD_NOT_FOUND' || (!code && NOT_FOUND_TEXT.test(said))) return recordNotFound(detail);
-  if (code && CALLER_PROBLEMS.has(code) && fault.problem?.status === 400)
-    return new Problem(400, code as ProblemCode, detail);
-  if (code === 'CORE_UNAVAILABLE' || code === 'UNAVAILABLE')
-    return coreUnavailable(`The core is unavailable: ${detail}`, 5);
-  return new Problem(502, 'CORE_ERROR', `The core refused the call: ${fault.faultString}`, undefined, {}, core);
+  const { faultCode, problem } = fault;
+  if (problem?.code !== undefined) {
+    const { code, status } = problem;
+    const core = { faultcode: faultCode, code };
+    const client = faultCode === 'Client';
+    if (client && code === 'RECORD_NOT_FOUND' && status === 404) return recordNotFound('The core has no such record');
+    if (client && ((code === 'UNAUTHENTICATED' && status === 401) || (code === 'FORBIDDEN' && status === 403)))
+      return credentialsRejected(core);
+    const callerProblem = CALLER_PROBLEMS[code];
+    if (client && callerProblem && status === 400) return new Problem(400, code as ProblemCode, callerProblem);
+    if (!client && (code === 'CORE_UNAVAILABLE' || code === 'UNAVAILABLE') && status === 503)
+      return coreUnavailable('The core is unavailable', FAULT_RETRY_AFTER_SECONDS);
+    return coreError(core);
+  }
+  const core = { faultcode: faultCode, ...(fault.statusCode === undefined ? {} : { code: String(fault.statusCode) }) };
+  if (faultCode === 'Server' && UNAVAILABLE_TEXT.test(`${fault.text.faultString} ${fault.text.detail ?? ''}`))
+    return coreUnavailable('The core says it is unavailable for now', FAULT_RETRY_AFTER_SECONDS);
+  return coreError(core);
+}
+
+/** How much of a core's text one log entry keeps. */
+const LOGGED_TEXT = 500;
+
+/**
+ * A core's text as the log keeps it: clipped, and runs of nine or more digits masked (a core may quote an
+ * SSN, a card or an account number in an error).
+ * @example loggable('SSN 123456789 not found') // 'SSN [digits] not found'
+ */
+export function loggable(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  const clipped = text.length > LOGGED_TEXT ? `${text.slice(0, LOGGED_TEXT)}…` : text;
+  return clipped.replace(/\d(?:[\s-]?\d){8,}/g, '[digits]');
+}
+
+/** A media type as a problem may name it (the core's Content-Type is its text: only a plain type is quoted). */
+function mediaType(contentType: string): string {
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  if (type === '') return 'no content type';
+  return /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,63}$/.test(type)
+    ? type
+    : 'another content type';
+}
+
+/** The element path of a codec error as a problem may name it: XML names only (the XSD's, mostly). */
+const ELEMENT_PATH = /^[A-Za-z_][A-Za-z0-9_.:@/[\]-]{0,299}$/;
+
+/** 502 for an answer the codec refused: its stable code and the element at fault, not what the core wrote. */
+function notSymxchange(error: SoapCodecError): Problem {
+  const at = error.path !== undefined && ELEMENT_PATH.test(error.path) ? ` at ${error.path}` : '';
+  return new Problem(502, 'CORE_BAD_RESPONSE', `The core's answer is not what SymXchange says (${error.code}${at})`);
 }
 
 /** cockatiel's breaker states by their names in the metrics. */
@@ -93,22 +167,50 @@ interface SymCore {
   readonly breaker: ReturnType<typeof circuitBreaker>;
 }
 
+/** One call of an operation: what the log names it by, and its deadline. */
+interface CallContext {
+  readonly core: SymCore;
+  readonly requestId: string;
+  /** Aborts when COREGATE_SYMXCHANGE_TIMEOUT_MS has passed since the gateway started answering. */
+  readonly deadline: AbortSignal;
+}
+
+/** SymXchange's repeating fields hold at most 100 entries (the facts' largest numeric maxOccurs). */
+const MAX_FIELD_ENTRIES = 100;
+/** Distinct unknown elements the log names, once each. */
+const LOGGED_UNKNOWN = 200;
+
 /**
  * The gateway's core; throws at start for a setting that cannot work (an unreadable certificate).
- * @example const core = symxchangeCore({ settings: config.symxchange!, operations: OPERATIONS, schemas: SHARED_SCHEMAS, listMaximum: 1000 });
+ * @example const core = symxchangeCore({ settings: config.symxchange!, operations: OPERATIONS, schemas: SHARED_SCHEMAS, listMaximum: 1000, pageMaximum: 1000 });
  */
 export function symxchangeCore(options: SymxchangeCoreOptions): Core {
-  const { settings } = options;
+  const { settings, listMaximum, log } = options;
+  // A page may hold one more record than the list maximum: the gateway asks for that many to learn if more follow.
+  const pageMaximum = Math.max(options.pageMaximum, listMaximum + 1);
   const codec: SymxCodec = createSymxCodec({
     operations: options.operations,
     schemas: options.schemas,
-    limits: CORE_XML_LIMITS,
+    answerLists: { listMaximum, pageMaximum },
   });
-  const forwarding = createForwarding(options.operations, codec.mapping, options.listMaximum);
+  // The answer's size is capped as it streams, and the elements kept of it (a list's past the cap are not):
+  // a 1,000-record page of 131 fields keeps 131,000; the cap bounds the tree of an answer of no such shape.
+  const xmlLimits = {
+    maxLength: settings.maxAnswerBytes,
+    maxDepth: 32,
+    maxElements: Math.max(500_000, Math.ceil(settings.maxAnswerBytes / 16)),
+    maxNameLength: 1024,
+  };
+  const maxRepeats = Math.max(pageMaximum, MAX_FIELD_ENTRIES) + 1;
+  const forwarding = createForwarding(options.operations, codec.mapping, {
+    listMaximum,
+    pageMaximum: options.pageMaximum,
+  });
   // The core is outside the gateway's trust: every answer is checked against the operation's contract.
   const checkAnswer = responseChecker(options.schemas);
   const device = { DeviceType: settings.deviceType, DeviceNumber: settings.deviceNumber };
   const retryAfterSeconds = Math.max(1, Math.ceil(settings.breakerOpenMs / 1000));
+  const unknownLogged = new Set<string>();
 
   const cores = new Map<number, SymCore>();
   for (const [sym, url] of settings.urls) {
@@ -125,93 +227,167 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
   }
 
   /**
-   * One exchange under the core's breaker: a gateway status (502, 503, 504) is the core being unavailable,
-   * and counts toward opening the circuit like a refused connection.
+   * How an answer is read, by its head: a gateway status (502, 503, 504) is the core being unavailable (and
+   * counts toward opening the circuit, like a refused connection); anything but a 200 or 500 of XML is not
+   * SymXchange; a SOAP answer is parsed as it arrives.
    */
-  async function exchange(core: SymCore, path: string, soapAction: string, xml: string): Promise<CoreAnswer> {
-    return core.breaker.execute(async () => {
-      const answer = await core.transport.post(path, soapAction, xml);
-      if (answer.status === 502 || answer.status === 503 || answer.status === 504)
-        throw new CoreFailure('unavailable', `the core answered HTTP ${answer.status}`, {
-          ...(answer.retryAfter ? { retryAfter: answer.retryAfter } : {}),
-        });
-      return answer;
-    });
+  function readAnswer(head: AnswerHead): AnswerReader<XmlElement> {
+    const { status } = head;
+    if (status === 502 || status === 503 || status === 504)
+      throw new CoreFailure('unavailable', `the core answered HTTP ${status}`, {
+        // A 504 in front of the core: the core may have had the request, and may have applied it.
+        sent: status === 504,
+        ...(head.retryAfter ? { retryAfter: head.retryAfter } : {}),
+      });
+    const isXml = /^\s*(text|application)\/(soap\+)?xml\b/i.test(head.contentType);
+    if ((status !== 200 && status !== 500) || !isXml)
+      throw new CoreFailure(
+        'bad-response',
+        `the core answered HTTP ${status} with ${mediaType(head.contentType)}, not a SOAP envelope`,
+        { sent: true },
+      );
+    return xmlAnswerReader(xmlLimits, maxRepeats);
+  }
+
+  /** One exchange under the core's breaker, within the call's deadline. */
+  function exchange(call: CallContext, path: string, soapAction: string, xml: string) {
+    return call.core.breaker.execute(() =>
+      call.core.transport.post(path, soapAction, xml, { signal: call.deadline, read: readAnswer }),
+    );
   }
 
   /** Sends a request once, or twice for a read whose connection was reset under it. */
-  async function send(core: SymCore, path: string, soapAction: string, xml: string, read: boolean) {
+  async function send(call: CallContext, path: string, soapAction: string, xml: string, read: boolean) {
     try {
-      return await exchange(core, path, soapAction, xml);
+      return await exchange(call, path, soapAction, xml);
     } catch (error) {
-      if (!read || error instanceof BrokenCircuitError || !failureOf(error).reset) throw error;
-      return exchange(core, path, soapAction, xml);
+      if (!read || !(error instanceof CoreFailure) || !error.reset || call.deadline.aborted) throw error;
+      return exchange(call, path, soapAction, xml);
     }
+  }
+
+  /** The facts every log entry of a call names. */
+  const logged = (call: CallContext, operation: AnyOperation) => ({
+    reqId: call.requestId,
+    sym: call.core.sym,
+    operation: `${operation.family}:${operation.name}`,
+  });
+
+  /** The problem of a failed exchange, logged with what lies under it. */
+  function failedExchange(call: CallContext, operation: AnyOperation, error: unknown): Problem {
+    if (error instanceof BrokenCircuitError)
+      return coreUnavailable(
+        `The core of Sym ${call.core.sym} is failing; calls are held back for a while`,
+        retryAfterSeconds,
+      );
+    if (error instanceof SoapCodecError) {
+      log?.warn({ ...logged(call, operation), error: loggable(error.message) }, "the core's answer is not SymXchange");
+      return notSymxchange(error);
+    }
+    if (!(error instanceof CoreFailure)) throw error;
+    const cause = error.cause as { message?: string; code?: string } | undefined;
+    log?.warn(
+      { ...logged(call, operation), failure: error.message, cause: loggable(cause?.message), code: cause?.code },
+      'the call to the core failed',
+    );
+    // A write tells its caller whether it reached the core: one never written was not applied.
+    const write = operation.writes && error.kind !== 'bad-response' ? (error.sent ? UNSURE_WRITE : UNSENT_WRITE) : '';
+    if (error.kind === 'timeout')
+      return new Problem(504, 'CORE_TIMEOUT', `The core did not answer within ${settings.timeoutMs} ms${write}`);
+    if (error.kind === 'bad-response')
+      return new Problem(502, 'CORE_BAD_RESPONSE', `${error.message[0]!.toUpperCase()}${error.message.slice(1)}`);
+    const retryAfter = Math.min(Number(error.retryAfter) || retryAfterSeconds, MAX_RETRY_AFTER_SECONDS);
+    return coreUnavailable(`The core is unavailable: ${error.message}${write}`, Math.max(1, Math.ceil(retryAfter)));
   }
 
   /** The JSON answer of one operation at one core; throws the gateway's problem otherwise. */
-  async function callOperation(core: SymCore, operation: AnyOperation, body: JsonObject, requestId: string) {
-    const wire = codec.mapping.wireOperation(operation);
-    const xml = codec.encodeRequest(operation, body, { messageId: requestId, deviceInformation: device });
-    let answer: CoreAnswer;
-    try {
-      answer = await send(core, symxchangeService(wire.service).endpointPath, wire.soapAction, xml, !operation.writes);
-    } catch (error) {
-      if (error instanceof BrokenCircuitError)
-        throw coreUnavailable(
-          `The core of Sym ${core.sym} is failing; calls are held back for a while`,
-          retryAfterSeconds,
-        );
-      const failure = failureOf(error);
-      // A write whose call failed after it was sent may have been applied: the caller should read it back.
-      const unsure = operation.writes && failure.kind !== 'bad-response' && failure.sent ? UNSURE_WRITE : '';
-      if (failure.kind === 'timeout')
-        throw new Problem(504, 'CORE_TIMEOUT', `The core did not answer within ${settings.timeoutMs} ms${unsure}`);
-      if (failure.kind === 'bad-response') throw new Problem(502, 'CORE_BAD_RESPONSE', failure.message);
-      throw coreUnavailable(
-        `The core is unavailable: ${failure.message}${unsure}`,
-        Number(failure.retryAfter) || retryAfterSeconds,
-      );
-    }
-    return decodeAnswer(operation, answer);
-  }
-
-  function decodeAnswer(operation: AnyOperation, answer: CoreAnswer): JsonObject {
-    const isXml = /^\s*(text|application)\/(soap\+)?xml\b/i.test(answer.contentType);
-    if ((answer.status !== 200 && answer.status !== 500) || !isXml)
+  async function callOperation(call: CallContext, operation: AnyOperation, body: JsonObject) {
+    if (call.deadline.aborted)
       throw new Problem(
-        502,
-        'CORE_BAD_RESPONSE',
-        `The core answered HTTP ${answer.status} with ${answer.contentType || 'no content type'}, not a SOAP envelope`,
+        504,
+        'CORE_TIMEOUT',
+        `The core did not answer within ${settings.timeoutMs} ms${operation.writes ? UNSENT_WRITE : ''}`,
       );
+    const wire = codec.mapping.wireOperation(operation);
+    const xml = codec.encodeRequest(operation, body, { messageId: call.requestId, deviceInformation: device });
+    let answer: CoreAnswer<XmlElement>;
     try {
-      return codec.decodeResponse(operation, answer.text).result;
+      const path = symxchangeService(wire.service).endpointPath;
+      answer = await send(call, path, wire.soapAction, xml, !operation.writes);
     } catch (error) {
-      if (error instanceof SoapFaultError) throw faultProblem(error.fault);
-      if (error instanceof SoapCodecError)
-        throw new Problem(502, 'CORE_BAD_RESPONSE', `The core's answer is not what SymXchange says: ${error.message}`);
+      throw failedExchange(call, operation, error);
+    }
+    try {
+      const decoded = codec.decodeResponse(operation, answer.body);
+      if (decoded.notes) noted(call, operation, decoded.notes);
+      return decoded.result;
+    } catch (error) {
+      if (error instanceof SoapFaultError) {
+        const { faultCode, statusCode, problem, text } = error.fault;
+        log?.warn(
+          {
+            ...logged(call, operation),
+            core: {
+              status: answer.status,
+              faultcode: faultCode,
+              code: statusCode ?? problem?.code,
+              faultstring: loggable(text.faultString),
+              detail: loggable(text.detail),
+            },
+          },
+          'the core refused the call',
+        );
+        throw faultProblem(error.fault);
+      }
+      if (error instanceof SoapCodecError) throw failedExchange(call, operation, error);
       throw error;
     }
+  }
+
+  /** Logs what decoding an answer skipped (each unknown element once) or cut. */
+  function noted(call: CallContext, operation: AnyOperation, notes: AnswerNotes): void {
+    const unknown = notes.unknown.filter((name) => !unknownLogged.has(name));
+    if (unknown.length > 0 && unknownLogged.size < LOGGED_UNKNOWN) {
+      for (const name of unknown) unknownLogged.add(name);
+      log?.warn(
+        { ...logged(call, operation), unknown },
+        'the core answered elements the XSD does not declare: skipped (a newer core?)',
+      );
+    }
+    if (notes.cut.length > 0)
+      log?.warn(
+        { ...logged(call, operation), cut: notes.cut, listMaximum },
+        'the core answered a list longer than the list maximum: cut to it',
+      );
   }
 
   return {
     kind: 'symxchange',
     syms: [...cores.keys()],
     verifiesCredentials: true,
-    async answer(operation, _context, body, call: CoreCall) {
+    async answer(operation, _context, body, coreCall: CoreCall) {
       if (!codec.mapping.carries(operation))
         throw new Problem(
           501,
           'STORE_ONLY',
           `${operation.name} is coregate's own session management: in gateway mode log on at the core and send its TokenId in TokenCredentials`,
         );
-      const core = cores.get(call.sym);
-      if (!core) throw new Problem(404, 'NOT_FOUND', `No core is configured for Sym ${call.sym}`);
+      const core = cores.get(coreCall.sym);
+      if (!core) throw new Problem(404, 'NOT_FOUND', `No core is configured for Sym ${coreCall.sym}`);
       const started = performance.now();
       let outcome = 'ok';
-      const callCore: CallCore = (op, request) => callOperation(core, op, request, call.requestId);
+      // One deadline for every exchange an operation takes and the reading of their answers.
+      const call: CallContext = {
+        core,
+        requestId: coreCall.requestId,
+        deadline: AbortSignal.timeout(settings.timeoutMs),
+      };
+      const callCore: CallCore = (op, request) => callOperation(call, op, request);
       try {
         const result = await forwarding.answer(operation, body as JsonObject, callCore);
+        // A read answered after its deadline is late however it got there; a write that was answered is answered.
+        if (call.deadline.aborted && !operation.writes)
+          throw new Problem(504, 'CORE_TIMEOUT', `The core did not answer within ${settings.timeoutMs} ms`);
         try {
           checkAnswer(operation, result);
         } catch (error) {
@@ -224,7 +400,7 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
         outcome = error instanceof Problem ? error.code : 'INTERNAL';
         throw error;
       } finally {
-        call.outcome = { latencyMs: Math.round(performance.now() - started), outcome };
+        coreCall.outcome = { latencyMs: Math.round(performance.now() - started), outcome };
       }
     },
     readiness() {

@@ -1,30 +1,33 @@
 /**
  * How the gateway reaches one SymXchange core: an undici keep-alive pool over HTTP or HTTPS (a CA bundle,
- * a client certificate for mutual TLS, a server name), a connect deadline, a deadline for the whole answer
- * (a core dripping bytes cannot hold a call), and a cap on the answer's size. Failures come back as
- * `CoreFailure` of a kind the gateway maps to its problems: unavailable (refused, reset, TLS), timeout,
- * or a bad response.
+ * a client certificate for mutual TLS, a server name), a connect deadline, the caller's deadline for the
+ * whole exchange (a core dripping bytes cannot hold a call), and a cap on the answer's size checked as it
+ * streams. The answer's body is handed to a reader chunk by chunk as it arrives, so a large answer costs the
+ * event loop one chunk at a time. Failures come back as `CoreFailure` of a kind the gateway maps to its
+ * problems (unavailable, timeout, bad response), saying whether the request was written to a connection
+ * (a write that never was cannot have been applied). Their messages are coregate's words and system codes,
+ * never what the core sent: that is in `cause`, for the log.
  */
 import { readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { createSecureContext } from 'node:tls';
-import { Pool } from 'undici';
+import { buildConnector, Pool, type Dispatcher } from 'undici';
 import type { SymxchangeSettings } from '../config.js';
-
-/** The largest answer read from a core (an answer past it is a bad response, not a memory problem). */
-export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
 export type CoreFailureKind = 'unavailable' | 'timeout' | 'bad-response';
 
 export interface CoreFailureFacts {
   /** The connection was reset or closed under the call: a read may be sent once more. */
   readonly reset?: boolean;
-  /** The request may have reached the core (a write may have been applied). */
+  /** The request was written to a connection: a write may have been applied. */
   readonly sent?: boolean;
   /** The core's own Retry-After, when it answered with one. */
   readonly retryAfter?: string;
+  /** The error underneath (undici's, the socket's, the parser's): for the log, never for a caller. */
+  readonly cause?: unknown;
 }
 
-/** A call that did not get an answer the gateway can use. */
+/** A call that did not get an answer the gateway can use; its message may reach a caller. */
 export class CoreFailure extends Error {
   readonly reset: boolean;
   readonly sent: boolean;
@@ -35,7 +38,7 @@ export class CoreFailure extends Error {
     message: string,
     facts: CoreFailureFacts = {},
   ) {
-    super(message);
+    super(message, facts.cause === undefined ? undefined : { cause: facts.cause });
     this.name = 'CoreFailure';
     this.reset = facts.reset ?? false;
     this.sent = facts.sent ?? false;
@@ -43,37 +46,81 @@ export class CoreFailure extends Error {
   }
 }
 
-export interface CoreAnswer {
+/** The status line and the headers the gateway reads of an answer. */
+export interface AnswerHead {
   readonly status: number;
+  /** The Content-Type as sent (the core's text: check it, never quote it). */
   readonly contentType: string;
-  readonly text: string;
   readonly retryAfter?: string;
 }
 
-/** What a TLS failure's code looks like (Node and OpenSSL name them). */
-const TLS_FAILURE = /^(ERR_TLS_|ERR_SSL_|EPROTO$|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)/;
-const RESET = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ETIMEDOUT']);
+/** Reads an answer's body as it arrives: each chunk, then its end, whose value the exchange resolves to. */
+export interface AnswerReader<T> {
+  write(chunk: Buffer): void;
+  end(): T;
+}
 
-/** The kind of failure an error of undici or the socket is. */
-export function failureOf(error: unknown): CoreFailure {
+export interface CoreAnswer<T> extends AnswerHead {
+  readonly body: T;
+}
+
+/** One exchange's deadline and the reader of its answer. */
+export interface ExchangeOptions<T> {
+  /** Aborts the exchange wherever it is (queued, connecting, waiting, reading): a timeout. */
+  readonly signal: AbortSignal;
+  /** The reader of the answer, given its head; throwing refuses the answer unread (the error is the call's). */
+  readonly read: (head: AnswerHead) => AnswerReader<T>;
+}
+
+/** What a TLS failure's code looks like (Node and OpenSSL name them). */
+const TLS_FAILURE =
+  /^(ERR_TLS_|ERR_SSL_|ERR_OSSL_|EPROTO$|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)/;
+const RESET = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EADDRNOTAVAIL',
+]);
+/** What undici says of an answer it could not read as HTTP (llhttp's `HPE_…` too): the core answered, badly. */
+const NOT_HTTP = new Set([
+  'UND_ERR_HEADERS_OVERFLOW',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+  'UND_ERR_RES_EXCEEDED_MAX_SIZE',
+]);
+/** A system or undici error code: coregate's vocabulary, safe to name in a problem. */
+const ERROR_CODE = /^[A-Z][A-Z0-9_]{1,47}$/;
+/** undici's code for a connection the core did not accept in time (ours is the same). */
+const CONNECT_TIMEOUT = 'UND_ERR_CONNECT_TIMEOUT';
+
+/**
+ * The kind of failure an error of undici or the socket is; `sent` says whether the request was written to a
+ * connection when it happened.
+ * @example failureOf(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), false).kind // 'unavailable'
+ */
+export function failureOf(error: unknown, sent = true): CoreFailure {
   if (error instanceof CoreFailure) return error;
-  const { name, code, message } = error as { name?: string; code?: string; message?: string };
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  const { name, code, message } = (error ?? {}) as { name?: string; code?: string; message?: string };
+  const cause = (error as { cause?: { code?: string } } | undefined)?.cause;
   const codes = [code, cause?.code].filter((c): c is string => typeof c === 'string');
-  const text = message ?? String(error);
+  const named = codes.find((c) => ERROR_CODE.test(c));
+  const facts = { sent, cause: error };
   if (name === 'TimeoutError' || codes.some((c) => c === 'UND_ERR_HEADERS_TIMEOUT' || c === 'UND_ERR_BODY_TIMEOUT'))
-    return new CoreFailure('timeout', 'the core did not answer in time', { sent: true });
-  if (name === 'AbortError') return new CoreFailure('timeout', 'the call was abandoned', { sent: true });
-  if (codes.includes('UND_ERR_CONNECT_TIMEOUT'))
-    return new CoreFailure('unavailable', 'the core did not accept a connection in time');
-  if (codes.some((c) => TLS_FAILURE.test(c)) || /certificate|TLS|SSL/i.test(text))
-    return new CoreFailure('unavailable', `TLS with the core failed: ${codes[0] ?? text}`);
+    return new CoreFailure('timeout', 'the core did not answer in time', facts);
+  if (codes.includes(CONNECT_TIMEOUT))
+    return new CoreFailure('unavailable', 'the core did not accept a connection in time', { cause: error });
+  if (codes.some((c) => NOT_HTTP.has(c) || c.startsWith('HPE_')))
+    return new CoreFailure('bad-response', `the core's answer is not HTTP the gateway reads (${named})`, facts);
+  if (codes.some((c) => TLS_FAILURE.test(c)) || /certificate|TLS|SSL/i.test(message ?? ''))
+    return new CoreFailure('unavailable', `TLS with the core failed${named ? ` (${named})` : ''}`, facts);
   if (codes.some((c) => RESET.has(c)))
-    return new CoreFailure('unavailable', `the connection was reset (${codes[0]})`, { reset: true, sent: true });
+    return new CoreFailure('unavailable', `the connection was reset (${named})`, { ...facts, reset: true });
   if (codes.some((c) => UNREACHABLE.has(c)))
-    return new CoreFailure('unavailable', `the core is unreachable (${codes[0]})`);
-  return new CoreFailure('unavailable', `the call to the core failed: ${codes[0] ?? text}`, { sent: true });
+    return new CoreFailure('unavailable', `the core is unreachable (${named})`, facts);
+  return new CoreFailure('unavailable', `the call to the core failed${named ? ` (${named})` : ''}`, facts);
 }
 
 /** The TLS options of the gateway's calls; throws a line naming the setting at fault. */
@@ -111,12 +158,40 @@ function readPem(variable: string, file: string | undefined): Buffer | undefined
   }
 }
 
+/**
+ * A connector that gives up on a connection (TCP and TLS) after `timeoutMs` exactly: undici's own timer
+ * fires up to half a second late. A core that never accepts (its backlog full, its SYNs dropped, its TLS
+ * handshake unanswered) is then unavailable once the connect timeout passes, whatever the call's deadline.
+ */
+function timedConnector(connect: buildConnector.connector, timeoutMs: number): buildConnector.connector {
+  return (options, callback) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      settled = true;
+      socket?.destroy();
+      callback(
+        Object.assign(new Error(`no connection to the core within ${timeoutMs} ms`), { code: CONNECT_TIMEOUT }),
+        null,
+      );
+    }, timeoutMs);
+    // undici's connector returns the socket it opens (its type says void): kept to close it on time.
+    const socket = connect(options, (error, connected) => {
+      if (settled) return void connected?.destroy();
+      settled = true;
+      clearTimeout(timer);
+      if (error) callback(error, null);
+      else callback(null, connected!);
+    }) as unknown as Socket | undefined;
+  };
+}
+
 export interface CoreTransport {
   /** The core's base URL. */
   readonly url: URL;
-  post(path: string, soapAction: string, xml: string): Promise<CoreAnswer>;
-  /** A plain GET (`coregate core check` reads a WSDL). */
-  get(path: string): Promise<CoreAnswer>;
+  /** A SOAP call: its answer read by `options.read` as it arrives, within `options.signal`. */
+  post<T>(path: string, soapAction: string, xml: string, options: ExchangeOptions<T>): Promise<CoreAnswer<T>>;
+  /** A plain GET within the call deadline (`coregate core check` reads a WSDL). */
+  get(path: string): Promise<CoreAnswer<string>>;
   close(): Promise<void>;
 }
 
@@ -131,52 +206,120 @@ export function coreTransport(url: URL, settings: SymxchangeSettings): CoreTrans
     connections: settings.connections,
     pipelining: 1,
     keepAliveTimeout: 30_000,
+    // Backstops: the caller's deadline ends every exchange first.
     headersTimeout: settings.timeoutMs,
     bodyTimeout: settings.timeoutMs,
-    connect: {
-      ...tls,
-      ...(settings.serverName ? { servername: settings.serverName } : {}),
-      rejectUnauthorized: true,
-      timeout: settings.connectTimeoutMs,
-    },
+    connect: timedConnector(
+      buildConnector({
+        ...tls,
+        ...(settings.serverName ? { servername: settings.serverName } : {}),
+        rejectUnauthorized: true,
+        timeout: 0,
+      }),
+      settings.connectTimeoutMs,
+    ),
   });
   const base = url.pathname.replace(/\/+$/, '');
+  const maxBytes = settings.maxAnswerBytes;
 
-  async function request(method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: string) {
-    const signal = AbortSignal.timeout(settings.timeoutMs);
-    try {
-      const response = await pool.request({ method, path: `${base}${path}`, headers, body, signal });
-      const chunks: Buffer[] = [];
+  function exchange<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    { signal, read }: ExchangeOptions<T>,
+  ): Promise<CoreAnswer<T>> {
+    return new Promise((resolve, reject) => {
+      let controller: Dispatcher.DispatchController | undefined;
+      let sent = false;
+      let settled = false;
+      let head: AnswerHead | undefined;
+      let reader: AnswerReader<T> | undefined;
       let size = 0;
-      for await (const chunk of response.body) {
-        size += (chunk as Buffer).length;
-        if (size > MAX_ANSWER_BYTES) {
-          response.body.destroy();
-          throw new CoreFailure('bad-response', `the core's answer exceeds ${MAX_ANSWER_BYTES} bytes`);
-        }
-        chunks.push(chunk as Buffer);
-      }
-      const header = (name: string) => {
-        const value = response.headers[name];
-        return Array.isArray(value) ? value[0] : value;
+      /** Ends the exchange with `error` (as it is: a reader's own error stays the caller's), once. */
+      const stop = (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        if (controller && !controller.aborted) controller.abort(error as Error);
+        reject(error);
       };
-      const retryAfter = header('retry-after');
-      return {
-        status: response.statusCode,
-        contentType: header('content-type') ?? '',
-        text: Buffer.concat(chunks).toString('utf8'),
-        ...(retryAfter ? { retryAfter } : {}),
-      };
-    } catch (error) {
-      throw failureOf(signal.aborted && !(error instanceof CoreFailure) ? signal.reason : error);
-    }
+      const onAbort = () =>
+        stop(new CoreFailure('timeout', 'the core did not answer in time', { sent, cause: signal.reason }));
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      pool.dispatch(
+        { method, path: `${base}${path}`, headers, body },
+        {
+          onRequestStart(started) {
+            controller = started;
+            // Abandoned while queued or connecting: never written.
+            if (settled) return started.abort(new Error('abandoned'));
+            sent = true;
+          },
+          onResponseStart(_controller, status, responseHeaders) {
+            if (settled || status < 200) return;
+            const header = (name: string) => {
+              const value = responseHeaders[name];
+              return Array.isArray(value) ? value[0] : value;
+            };
+            const retryAfter = header('retry-after');
+            head = { status, contentType: header('content-type') ?? '', ...(retryAfter ? { retryAfter } : {}) };
+            try {
+              reader = read(head);
+            } catch (error) {
+              stop(error);
+            }
+          },
+          onResponseData(_controller, chunk) {
+            if (settled || !reader) return;
+            size += chunk.length;
+            if (size > maxBytes)
+              return stop(new CoreFailure('bad-response', `the core's answer exceeds ${maxBytes} bytes`, { sent }));
+            try {
+              reader.write(chunk);
+            } catch (error) {
+              stop(error);
+            }
+          },
+          onResponseEnd() {
+            if (settled || !head || !reader) return;
+            let answer: T;
+            try {
+              answer = reader.end();
+            } catch (error) {
+              return stop(error);
+            }
+            settled = true;
+            signal.removeEventListener('abort', onAbort);
+            resolve({ ...head, body: answer });
+          },
+          onResponseError(_controller, error) {
+            stop(failureOf(error, sent));
+          },
+        },
+      );
+    });
   }
 
   return {
     url,
-    post: (path, soapAction, xml) =>
-      request('POST', path, { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${soapAction}"` }, xml),
-    get: (path) => request('GET', path, {}),
+    post: (path, soapAction, xml, options) =>
+      exchange(
+        'POST',
+        path,
+        { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${soapAction}"` },
+        xml,
+        options,
+      ),
+    get: (path) =>
+      exchange('GET', path, {}, undefined, {
+        signal: AbortSignal.timeout(settings.timeoutMs),
+        read: () => {
+          const chunks: Buffer[] = [];
+          return { write: (chunk) => void chunks.push(chunk), end: () => Buffer.concat(chunks).toString('utf8') };
+        },
+      }),
     close: () => pool.close(),
   };
 }

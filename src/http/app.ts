@@ -235,6 +235,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         state === 'open'
           ? app.log.warn({ sym, core: url.origin }, 'the core is failing: its circuit is open, calls are held back')
           : app.log.info({ sym, core: url.origin }, 'the core answers again: its circuit is closed'),
+      log: app.log,
     });
   if (!options.core) app.addHook('onClose', () => core.close());
   if (core.kind === 'symxchange') {

@@ -2166,10 +2166,9 @@ export interface components {
                 pointer: string;
                 detail: string;
             }[];
-            /** @description The core's SOAP fault (gateway mode) */
+            /** @description The class of the core's SOAP fault and its own error code (gateway mode) */
             core?: {
                 faultcode: string;
-                faultstring: string;
                 code?: string;
             };
         };

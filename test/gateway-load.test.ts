@@ -1,0 +1,121 @@
+/**
+ * A gateway under load from its core: 32 answers just under COREGATE_SYMXCHANGE_MAX_ANSWER_BYTES (its
+ * default, 8 MiB: findBySSN lists of some 195,000 accounts) in flight at once. Each is parsed as it arrives
+ * and cut to the list maximum, so /health keeps answering and the gateway's memory stays near where it was.
+ * The gateway is a real `coregate serve` process, whose event loop and memory are its own; it runs on the
+ * embedded database (the load is the core's, not the database's).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { loadConfig } from '../src/config.js';
+import { freePort } from './support/pg-cluster.js';
+import { serve, stop, type Served } from './support/serve-process.js';
+import { startUpstream, type Upstream } from './support/upstream.js';
+
+const CONCURRENT = 32;
+const MAX_ANSWER_BYTES = loadConfig({ COREGATE_CORE: 'symxchange', COREGATE_SYMXCHANGE_URL: 'http://core' }).symxchange!
+  .maxAnswerBytes;
+const LIST_MAXIMUM = loadConfig({}).listMaximum;
+const HEALTH_BOUND_MS = 1000;
+const GROWTH_BOUND_MB = 200;
+
+/** A findBySSN answer of `bytes` at most, as a core writes it: one long list of account numbers. */
+function findBySsnAnswer(bytes: number): Buffer {
+  const head =
+    '<?xml version="1.0" encoding="UTF-8"?><S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body>' +
+    '<ns2:findBySSNResponse xmlns:ns2="http://www.symxchange.generated.symitar.com/noncrud/findby"><PluralResponse>';
+  const tail = '</PluralResponse></ns2:findBySSNResponse></S:Body></S:Envelope>';
+  const item = (i: number) => `<AccountNumber>${String(i).padStart(10, '0')}</AccountNumber>`;
+  const count = Math.floor((bytes - head.length - tail.length) / item(0).length);
+  return Buffer.from(head + Array.from({ length: count }, (_, i) => item(i)).join('') + tail);
+}
+
+/** The resident memory of a process, in MB. */
+const residentMb = (pid: number) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+
+describe('a gateway with 32 answers near the size limit in flight', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'coregate-gateway-load-'));
+  let upstream: Upstream;
+  let gateway: Served;
+  /** What the load met: each answer, every /health latency, and the gateway's memory before and at its peak. */
+  let answers: { status: number; body: { AccountNumber?: string[] } }[];
+  const healthMs: number[] = [];
+  let baselineMb: number;
+  let peakMb: number;
+
+  before(async () => {
+    const answer = findBySsnAnswer(MAX_ANSWER_BYTES - 1024);
+    upstream = await startUpstream();
+    upstream.behave((_received, response) =>
+      response.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' }).end(answer),
+    );
+    gateway = await serve({
+      env: {
+        DATABASE_URL: '',
+        COREGATE_DATA_DIR: dataDir,
+        PORT: String(await freePort()),
+        COREGATE_CORE: 'symxchange',
+        COREGATE_SYMXCHANGE_URL: upstream.url,
+        // The machine running the suite may be slow: the deadline is not what is measured here.
+        COREGATE_SYMXCHANGE_TIMEOUT_MS: '60000',
+        COREGATE_FINDBY_RATE_LIMIT: '100000',
+        LOG_LEVEL: 'error',
+      },
+    });
+    const token = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8')).apiToken;
+    const findBySsn = async () => {
+      const response = await fetch(`${gateway.baseUrl}/gw/627/persistent/findby/findBySSN`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ Credentials: { AdministrativeCredentials: { Password: 'core' } }, SSN: '384856358' }),
+      });
+      return { status: response.status, body: (await response.json()) as { AccountNumber?: string[] } };
+    };
+
+    // The first call compiles what a call needs; the level is the process's after it.
+    await findBySsn();
+    const pid = gateway.child.pid!;
+    baselineMb = peakMb = residentMb(pid);
+    const sampler = setInterval(() => (peakMb = Math.max(peakMb, residentMb(pid))), 25);
+    let inFlight = true;
+    const health = (async () => {
+      while (inFlight) {
+        const started = performance.now();
+        await (await fetch(`${gateway.baseUrl}/health`)).text();
+        healthMs.push(performance.now() - started);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    answers = await Promise.all(Array.from({ length: CONCURRENT }, findBySsn));
+    inFlight = false;
+    await health;
+    clearInterval(sampler);
+  });
+  after(async () => {
+    if (gateway) await stop(gateway.child);
+    await upstream?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('/health answers within a second while they are in flight', () => {
+    assert.ok(healthMs.length >= 3, `/health was asked ${healthMs.length} times`);
+    const slowest = Math.max(...healthMs);
+    assert.ok(slowest < HEALTH_BOUND_MS, `/health took ${Math.round(slowest)} ms`);
+  });
+
+  test(`the gateway's memory grows by less than ${GROWTH_BOUND_MB} MB`, () => {
+    const growth = peakMb - baselineMb;
+    assert.ok(growth < GROWTH_BOUND_MB, `memory grew by ${Math.round(growth)} MB (from ${Math.round(baselineMb)} MB)`);
+  });
+
+  test('each answer is the list cut to the list maximum', () => {
+    for (const { status, body } of answers) {
+      assert.equal(status, 200, JSON.stringify(body));
+      assert.equal(body.AccountNumber?.length, LIST_MAXIMUM);
+    }
+  });
+});
