@@ -4,8 +4,15 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { recordDef, RECORDS, toColumnName } from '../src/catalog/index.js';
-import { renderSchemaSnapshot, SCHEMA_SNAPSHOT_FILE } from '../src/store/schema.js';
+import { fieldOf, recordDef, RECORDS, toColumnName } from '../src/catalog/index.js';
+import {
+  protectedColumns,
+  protectedText,
+  protectedValue,
+  renderSchemaSnapshot,
+  SCHEMA_SNAPSHOT_FILE,
+  tableColumns,
+} from '../src/store/schema.js';
 
 const names = (recordName: string, family?: 'P1' | 'P2') =>
   recordDef(recordName)
@@ -105,6 +112,45 @@ describe('record catalog', () => {
     assert.equal(name.fields.filter((f) => f.repeating).length, 7);
     assert.equal(name.fields.find((f) => f.name === 'BirthDate')?.kind, 'date');
     assert.equal(name.fields.find((f) => f.name === 'Ssn')?.protection, 'ssn');
+  });
+
+  test("ShareCheckOrder has the core's two SSNs printed on checks, updatable on both families, with a name's Ssn rules", () => {
+    const checkSsn = fieldOf(recordDef('ShareCheckOrder'), 'Ssn')!;
+    const nameSsn = fieldOf(recordDef('ShareName'), 'Ssn')!;
+    assert.deepEqual(checkSsn.repeating, { maxEntries: 2 });
+    assert.deepEqual(
+      [checkSsn.kind, checkSsn.maxLength, checkSsn.pattern, checkSsn.protection],
+      [nameSsn.kind, nameSsn.maxLength, nameSsn.pattern, 'ssn'],
+    );
+    assert.deepEqual([checkSsn.families, checkSsn.readOnly], [['P1', 'P2'], undefined]);
+  });
+
+  test('a protected field is stored as its HMAC and its ciphertext only, never in a clear column', () => {
+    const protectedFields = RECORDS.flatMap((record) =>
+      record.fields.filter((f) => f.protection).map((f) => ({ record, f })),
+    );
+    assert.ok(protectedFields.some(({ record, f }) => record.name === 'ShareCheckOrder' && f.name === 'Ssn'));
+    for (const { record, f } of protectedFields) {
+      const columns = new Map(tableColumns(record).map((column) => [column.name, column.sqlType]));
+      const { hmac, cipher } = protectedColumns(f);
+      assert.deepEqual([columns.get(hmac), columns.get(cipher)], ['bytea', 'bytea'], `${record.name}.${f.name}`);
+      assert.ok(!columns.has(f.column), `${record.name}.${f.name} has a clear column`);
+    }
+  });
+
+  test('repeating protected entries are sealed as one list in EntryId order, and opened to the same entries', () => {
+    const checkSsn = fieldOf(recordDef('ShareCheckOrder'), 'Ssn')!;
+    const entries = [
+      { EntryId: 2, Ssn: '987654321' },
+      { EntryId: 1, Ssn: '123456789' },
+    ];
+    const clear = protectedText(checkSsn, entries);
+    assert.equal(clear, '[{"EntryId":1,"Ssn":"123456789"},{"EntryId":2,"Ssn":"987654321"}]');
+    assert.deepEqual(protectedValue(checkSsn, clear!), [entries[1], entries[0]]);
+    // Nothing left to seal leaves both columns null, as a cleared scalar does.
+    assert.equal(protectedText(checkSsn, []), null);
+    assert.equal(protectedText(checkSsn, [{ EntryId: 1, Ssn: null }]), null);
+    assert.equal(protectedText(fieldOf(recordDef('ShareName'), 'Ssn')!, '123456789'), '123456789');
   });
 
   test('tracking records have the five numbered families 1..20 and the 2022.01 share variant omits five fields', () => {

@@ -14,6 +14,7 @@ import { BACKENDS, openTestDatabase } from './support/harness.js';
 
 const SESSION_BINDING = '0003_session_token_lockout_backoff';
 const CORE_SHARE_FIELDS = '0004_core_share_fields';
+const CHECK_ORDER_SSN = '0010_check_order_ssn';
 /** The share tables as 0001–0003 created them. */
 const SHARE_TABLES_0003 = readFileSync(new URL('./fixtures/share-tables-0003.sql', import.meta.url), 'utf8');
 
@@ -94,6 +95,35 @@ for (const backend of BACKENDS) {
       const { rows: plans } = await sql<{ charge: unknown; expiration_date: unknown }>`
         select charge, expiration_date::text from share_analysis_plan`.execute(database.db);
       assert.deepEqual(plans, [{ charge: [{ EntryId: 1, Charge: 12.5 }], expiration_date: '2030-01-31' }]);
+    });
+
+    test("0010 gives check orders the core's Ssn as its HMAC and ciphertext columns, keeping the orders", async () => {
+      // The state 0004–0009 left: check orders without the SSN printed on the checks.
+      await sql`alter table share_check_order drop column ssn_hmac, drop column ssn_enc`.execute(database.db);
+      await sql`delete from coregate_migration where id = ${CHECK_ORDER_SSN}`.execute(database.db);
+      await sql`delete from share_check_order`.execute(database.db);
+      await sql`insert into share_check_order (account_number, share_id, locator, quantity)
+        values ('0000000001', '0009', 6, 200)`.execute(database.db);
+
+      assert.deepEqual(await migrate(database.db), [CHECK_ORDER_SSN]);
+      const { rows: types } = await sql<{ name: string; type: string }>`
+        select column_name as name, data_type as type from information_schema.columns
+        where table_schema = current_schema() and table_name = 'share_check_order' and column_name like 'ssn%'
+        order by column_name`.execute(database.db);
+      assert.deepEqual(types, [
+        { name: 'ssn_enc', type: 'bytea' },
+        { name: 'ssn_hmac', type: 'bytea' },
+      ]);
+      assert.deepEqual(
+        [...(await columns('share_check_order')).keys()].sort(),
+        tableColumns(recordDef('ShareCheckOrder'))
+          .map((column) => column.name)
+          .sort(),
+      );
+      const { rows: orders } = await sql`select quantity, ssn_hmac, ssn_enc from share_check_order`.execute(
+        database.db,
+      );
+      assert.deepEqual(orders, [{ quantity: 200, ssn_hmac: null, ssn_enc: null }]);
     });
   });
 }

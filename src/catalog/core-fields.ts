@@ -45,21 +45,16 @@ function derivedField(element: XsdElement): FieldDef {
 
 /**
  * Every field of a record's XSD type, in the XSD's order: the given fields as they are, the others derived
- * from their XSD type. A given field the XSD lacks, or one both given and excluded, is a programming error.
+ * from their XSD type. None is left out (a field the core accepts must not be refused); a given field the
+ * XSD lacks is a programming error.
  * @example coreRecordFields('ShareNote', [str('Code')]).map((f) => f.name).slice(0, 3) // ['Code', 'EnterDate', 'EnterTime']
  */
-export function coreRecordFields(
-  recordName: string,
-  given: readonly FieldDef[],
-  options: { readonly exclude?: readonly string[] } = {},
-): FieldDef[] {
+export function coreRecordFields(recordName: string, given: readonly FieldDef[]): FieldDef[] {
   const elements = recordElements(recordName);
   if (elements.length === 0) throw new Error(`${recordName} has no XSD type in the SymXchange facts`);
   const byName = new Map(given.map((field) => [field.name, field]));
-  const exclude = new Set(options.exclude ?? []);
-  for (const name of [...byName.keys(), ...exclude]) {
+  for (const name of byName.keys()) {
     if (!elements.some((e) => e.name === name)) throw new Error(`${recordName}.${name} is not in the core's XSD`);
-    if (byName.has(name) && exclude.has(name)) throw new Error(`${recordName}.${name} is both given and excluded`);
   }
-  return elements.filter((e) => !exclude.has(e.name)).map((e) => byName.get(e.name) ?? derivedField(e));
+  return elements.map((e) => byName.get(e.name) ?? derivedField(e));
 }

@@ -6,7 +6,7 @@
 import type { FieldDef, RecordDef } from '../catalog/index.js';
 import type { Secrets } from '../crypto/secrets.js';
 import type { Row, WireRecord } from './records.js';
-import { tableColumns, type TableColumn } from './schema.js';
+import { protectedText, tableColumns, type TableColumn } from './schema.js';
 
 /** The NULL marker of the COPY text format. */
 const COPY_NULL = '\\N';
@@ -120,11 +120,11 @@ export function copyPlan(record: RecordDef): CopyPlan {
           const value = values[name];
           if (!slot || value === undefined) continue;
           if (slot.value !== undefined) out[at(slot.value)] = valueText(value);
-          if (value === null) continue; // the HMAC and ciphertext columns stay NULL
-          if (slot.hmac !== undefined && slot.field.protection) {
-            out[at(slot.hmac)] = copyBytes(secrets.lookupHash(slot.field.protection, String(value)));
-          }
-          if (slot.cipher !== undefined) out[at(slot.cipher)] = copyBytes(secrets.encrypt(String(value)));
+          if (!slot.field.protection) continue;
+          const clear = protectedText(slot.field, value);
+          if (clear === null) continue; // the HMAC and ciphertext columns stay NULL
+          if (slot.hmac !== undefined) out[at(slot.hmac)] = copyBytes(secrets.lookupHash(slot.field.protection, clear));
+          if (slot.cipher !== undefined) out[at(slot.cipher)] = copyBytes(secrets.encrypt(clear));
         }
         lines.push(out.join('\t'));
       }

@@ -98,6 +98,15 @@ export const MIGRATIONS: readonly Migration[] = [
 )`,
     ],
   },
+  {
+    // ShareCheckOrder takes the core's Ssn, the SSNs printed on the checks: protected as every SSN, its
+    // entries sealed together (docs/decisions.md, "SymXchange"). A new column is null: no order has one yet.
+    id: '0010_check_order_ssn',
+    statements: () => [
+      'alter table share_check_order add column if not exists ssn_hmac bytea',
+      'alter table share_check_order add column if not exists ssn_enc bytea',
+    ],
+  },
 ];
 
 /** Drops indexes and creates them as the catalog now defines them (on a new database: the same again, on empty tables). */

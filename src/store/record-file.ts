@@ -19,7 +19,7 @@ import {
 import type { Secrets } from '../crypto/secrets.js';
 import type { DemoDataset } from './access.js';
 import type { Row } from './records.js';
-import { protectedColumns, tableColumns, type TableColumn } from './schema.js';
+import { protectedColumns, protectedText, tableColumns, type TableColumn } from './schema.js';
 
 /** The version of the line format; a reader refuses a file of another. */
 export const RECORD_FILE_FORMAT = 1;
@@ -190,6 +190,21 @@ function valueProblem(rule: ColumnRule, value: unknown): string | undefined {
 const byteaText = (hex: string) => `\\x${hex}`;
 
 /**
+ * Whether an opened clear text is a value of its protected field: a scalar within the field's rules, or a
+ * repeating field's entries within them, written as `protectedText` seals them.
+ */
+function isSealedValue(field: FieldDef, clear: string): boolean {
+  if (!field.repeating) return fieldRuleViolation(field, clear) === undefined;
+  let entries: unknown;
+  try {
+    entries = JSON.parse(clear);
+  } catch {
+    return false;
+  }
+  return entriesProblem(field, entries) === undefined && protectedText(field, entries) === clear;
+}
+
+/**
  * Checks a protected field's columns: both or neither, and the ciphertext opens under this store's secret
  * to a value of the field's rules whose HMAC is the one given. The clear value never leaves this function.
  */
@@ -216,8 +231,9 @@ function protectedProblem(
         "cannot be opened with this store's secret (the file was exported under another COREGATE_SECRET or secret.key)",
     };
   }
-  const rule = fieldRuleViolation(entry.field, clear);
-  if (rule) return { column: entry.cipher, detail: `does not hold a valid ${type.record.name}.${entry.field.name}` };
+  if (!isSealedValue(entry.field, clear)) {
+    return { column: entry.cipher, detail: `does not hold a valid ${type.record.name}.${entry.field.name}` };
+  }
   if (!secrets.lookupHash(entry.field.protection!, clear).equals(Buffer.from(hmac, 'hex'))) {
     return { column: entry.hmac, detail: 'is not the HMAC of the value sealed beside it' };
   }

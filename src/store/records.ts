@@ -8,7 +8,7 @@ import { CompiledQuery, sql, type RawBuilder } from 'kysely';
 import type { FieldDef, RecordDef } from '../catalog/index.js';
 import type { Secrets } from '../crypto/secrets.js';
 import type { Db } from './database.js';
-import { protectedColumns, tableColumns } from './schema.js';
+import { protectedColumns, protectedText, tableColumns } from './schema.js';
 
 export type WireRecord = Record<string, unknown>;
 export type Row = Record<string, unknown>;
@@ -48,7 +48,7 @@ export function toRow(record: RecordDef, values: WireRecord, keys: Row, secrets:
     const value = values[field.name];
     if (field.protection) {
       const { hmac, cipher } = protectedColumns(field);
-      const clear = value === null ? null : String(value);
+      const clear = protectedText(field, value);
       row[hmac] = clear === null ? null : byteaText(secrets.lookupHash(field.protection, clear));
       row[cipher] = clear === null ? null : byteaText(secrets.encrypt(clear));
     } else {

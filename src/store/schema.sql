@@ -533,6 +533,8 @@ create table share_check_order (
   ship_to integer,
   sig_figure varchar(40),
   special_instr jsonb,
+  ssn_hmac bytea,
+  ssn_enc bytea,
   start_number integer,
   status integer,
   status_date date,

@@ -27,6 +27,36 @@ export function protectedColumns(field: FieldDef): { hmac: string; cipher: strin
   return { hmac: `${field.column}_hmac`, cipher: `${field.column}_enc` };
 }
 
+/** A repeating field's entry as the wire has it. */
+type Entry = { readonly EntryId: number } & Readonly<Record<string, unknown>>;
+
+/**
+ * The clear text a protected value is sealed as and its HMAC taken of: a scalar's text; a repeating field's
+ * entries (ShareCheckOrder `Ssn`) as one JSON list in EntryId order, entries without a value left out, so
+ * that no entry sits in clear in a `jsonb` column. Null when there is nothing to seal: the columns are null.
+ * @example protectedText(fieldOf(recordDef('ShareCheckOrder'), 'Ssn')!, [{ EntryId: 2, Ssn: '123456789' }])
+ *   // '[{"EntryId":2,"Ssn":"123456789"}]'
+ */
+export function protectedText(field: FieldDef, value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (!field.repeating) return String(value);
+  if (!Array.isArray(value)) throw new Error(`${field.name} takes a list of entries`);
+  const entries = (value as Entry[])
+    .filter((entry) => entry[field.name] !== null && entry[field.name] !== undefined)
+    .map((entry) => ({ EntryId: entry.EntryId, [field.name]: String(entry[field.name]) }))
+    .sort((a, b) => a.EntryId - b.EntryId);
+  return entries.length === 0 ? null : JSON.stringify(entries);
+}
+
+/**
+ * A protected field's value from the clear text `protectedText` sealed: the text, or a repeating field's entries.
+ * @example protectedValue(fieldOf(recordDef('ShareCheckOrder'), 'Ssn')!, '[{"EntryId":2,"Ssn":"123456789"}]')
+ *   // [{ EntryId: 2, Ssn: '123456789' }]
+ */
+export function protectedValue(field: FieldDef, clear: string): unknown {
+  return field.repeating ? (JSON.parse(clear) as Entry[]) : clear;
+}
+
 /** Where a table column's value comes from: a parent key, a field's value, or a protected field's HMAC or ciphertext. */
 export type ColumnSource =
   { readonly from: 'key' } | { readonly from: 'value' | 'hmac' | 'cipher'; readonly field: FieldDef };
