@@ -218,12 +218,59 @@ for (const backend of BACKENDS) {
 
       test('per-field failures come back as the store reports them', async () => {
         const name = examples.shareTargets.find((t) => t.record === 'ShareName')!;
-        await assertSame(operation('updateShareNameByID'), {
+        await assertSame(operation('updateShareNameByID', 'P1'), {
           AccountNumber: name.accountNumber,
           ShareId: name.shareId,
           ShareNameLocator: name.locator,
-          ShareNameUpdatableFields: { First: 'A'.repeat(30), Type: 10_000, Last: 'OK' },
+          ShareNameFields: { First: 'A'.repeat(30), Type: 10_000, Last: 'OK' },
         });
+      });
+
+      test("a field the core's element cannot carry is reported by the gateway and not sent; the core's failures are merged in request order", async () => {
+        const hold = examples.shareTargets.find((t) => t.record === 'ShareHold')!;
+        const address = { AccountNumber: hold.accountNumber, ShareId: hold.shareId, ShareHoldLocator: hold.locator };
+        // ExpirationDate is no calendar day (the gateway's), Reference1 too long (the core's), Type past xsd:short.
+        const fields = { ExpirationDate: '2023-02-30', Reference1: 'R'.repeat(41), Type: 40_000, Reference2: 'SENT' };
+        const p1 = await assertSame(operation('updateShareHoldByID', 'P1'), { ...address, ShareHoldFields: fields });
+        assert.deepEqual(
+          [p1.UpdateStatus.FailedUpdateStatus.ErrorCode, p1.UpdateStatus.FailedUpdateStatus.ErrorMessage],
+          [
+            'INVALID_DATE',
+            'ExpirationDate must be a calendar date YYYY-MM-DD, got "2023-02-30"; Reference1 must be at most 40 characters; Type must be between -32768 and 32767 (xsd:short)',
+          ],
+        );
+        // On P2 the core's one FailedUpdateStatus element (the XSD's maxOccurs) is one item among the gateway's.
+        const p2 = await gateway.call(operationPath(operation('updateShareHoldByID')), {
+          ...address,
+          ShareHoldUpdatableFields: fields,
+        });
+        assert.equal(p2.statusCode, 200, p2.body);
+        assert.deepEqual(
+          p2.json().UpdateStatus.FailedUpdateStatus.map((f: { ErrorCode: string }) => f.ErrorCode),
+          ['INVALID_DATE', 'STRING_TOO_LONG', 'OUT_OF_RANGE'],
+        );
+        const { rows } = await sql<{ value: string }>`select new_character as value from account_fm_history
+          where field_name = 'Reference2' and new_character = 'SENT'`.execute(core.database.db);
+        assert.equal(rows.length, 1, 'the carried field was applied once (the P2 call changed nothing more)');
+      });
+
+      test('with no field the core can carry, the gateway answers without calling the core', async () => {
+        const hold = examples.shareTargets.find((t) => t.record === 'ShareHold')!;
+        const audited = async () => {
+          await core.app.audit.flush();
+          return (await sql<{ n: number }>`select count(*)::int as n from audit_event`.execute(core.database.db))
+            .rows[0]!.n;
+        };
+        const calls = await audited();
+        const answer = await gateway.call(operationPath(operation('updateShareHoldByID')), {
+          AccountNumber: hold.accountNumber,
+          ShareId: hold.shareId,
+          ShareHoldLocator: hold.locator,
+          ShareHoldUpdatableFields: { Type: -40_000 },
+        });
+        assert.equal(answer.statusCode, 200, answer.body);
+        assert.equal(answer.json().UpdateStatus.FailedUpdateStatus[0].ErrorCode, 'OUT_OF_RANGE');
+        assert.equal(await audited(), calls, 'the core audited no call');
       });
 
       test('a retried update with the same Idempotency-Key is answered by the gateway, not sent again', async () => {

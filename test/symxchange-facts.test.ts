@@ -1,7 +1,8 @@
 /**
  * SymXchange facts (src/catalog/symxchange, generated from the published 3.0 WSDLs/XSDs): every coregate
- * operation has its SOAP operation or a listed sibling, every catalog field of the records the operations
- * carry has its XSD element or is listed as lacking, and the committed facts are what the script writes.
+ * operation has its SOAP operation or a listed sibling, the records the operations carry hold exactly their
+ * XSD elements (every element of the share records' retrieve and update types is a catalog field of its
+ * type's kind, but for the listed child lists), and the committed facts are what the script writes.
  * The lists below are facts docs/symxchange.md explains; a change to the catalog, the operations or the
  * WSDLs that moves a field or an operation in or out of them fails here, so it is a decision, never a drift.
  */
@@ -12,7 +13,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { recordDef, type FieldDef, type FieldKind, type RecordDef } from '../src/catalog/index.js';
+import {
+  fieldOf,
+  fieldRuleViolation,
+  recordDef,
+  SHARE_RECORD_NAMES,
+  wireRuleViolation,
+  type FieldDef,
+  type FieldKind,
+  type RecordDef,
+} from '../src/catalog/index.js';
 import {
   complexType,
   complexTypeNames,
@@ -24,6 +34,7 @@ import {
   symxchangeOperation,
   symxchangeOperations,
   symxchangeService,
+  VERSION_ELEMENT,
   type XsdElement,
 } from '../src/catalog/symxchange/index.js';
 import { envelopeProperties } from '../src/contract/envelope.js';
@@ -74,15 +85,6 @@ const CARRIED_RECORDS: readonly RecordDef[] = [
   ...SHARE_UPDATE_RECORDS,
   ...COLLATERAL_RECORDS,
 ];
-
-/**
- * XSD elements the catalog leaves out of a record the operations carry: a gateway refuses them (400,
- * an unknown property), so each is a decision (docs/decisions.md, "SymXchange").
- */
-const XSD_FIELDS_THE_CATALOG_LEAVES_OUT: Readonly<Record<string, readonly string[]>> = {
-  // An SSN printed on checks: coregate keeps SSNs only protected, which a repeating field cannot be.
-  ShareCheckOrder: ['Ssn'],
-};
 
 /** The XSD built-in types a catalog kind may map to. */
 const XSD_TYPES_OF_KIND: Readonly<Record<FieldKind, readonly string[]>> = {
@@ -189,17 +191,17 @@ describe('catalog fields and XSD elements', () => {
     }
   });
 
-  test('the catalog fields of a record are its XSD elements, but for those listed as left out', () => {
+  test('the catalog fields of a record are exactly its XSD elements, its child lists aside', () => {
     for (const record of CARRIED_RECORDS) {
       for (const field of record.fields) {
         assert.ok(fieldElements(record, field), `${record.name}.${field.name} is not in ${recordType(record.name)}`);
       }
-      const leftOut = XSD_FIELDS_THE_CATALOG_LEAVES_OUT[record.name] ?? [];
+      // A gateway refuses a field the catalog lacks (400, an unknown property): none may be missing.
       const missing = recordElements(record.name)
         .map((e) => e.name)
         .filter((name) => !record.fields.some((f) => f.name === name))
         .filter((name) => !record.children.some((child) => child.list === name));
-      assert.deepEqual(missing, leftOut, `XSD elements of ${record.name} the catalog lacks`);
+      assert.deepEqual(missing, [], `XSD elements of ${record.name} the catalog lacks`);
     }
   });
 
@@ -242,6 +244,119 @@ describe('catalog fields and XSD elements', () => {
           ],
         );
         assert.equal(field.repeating.maxEntries, element.maxOccurs, `${key}: entries`);
+      }
+    }
+  });
+});
+
+/**
+ * The two schemas of the account service that carry the share records: `retrieve` (what a read answers)
+ * and `update` (what an update sends). The facts hold one version, which both path families speak.
+ */
+const SHARE_DTO_SCHEMAS = ['account/retrieve', 'account/update'] as const;
+
+/** Why a share's child list is no field: coregate's share does not nest its sub-records. */
+const CHILD_LIST =
+  'a child list: the share does not nest its sub-records, each is read and updated by its own operations ' +
+  '(docs/decisions.md, "Share reads")';
+
+/**
+ * Elements of the share records' XSD types that are no catalog field, each with the reason, by
+ * `<type>.<element>`. Nothing else may be missing: a gateway would refuse the field (400, an unknown
+ * property) and the store could not hold it.
+ */
+const SHARE_ELEMENTS_NOT_FIELDS: Readonly<Record<string, string>> = {
+  'account/retrieve:Share.ShareAnalysisList': CHILD_LIST,
+  'account/retrieve:Share.ShareAnalysisGroupList': CHILD_LIST,
+  'account/retrieve:Share.ShareAnalysisPlanList': CHILD_LIST,
+  'account/retrieve:Share.ShareCheckOrderList': CHILD_LIST,
+  'account/retrieve:Share.ShareHoldList': CHILD_LIST,
+  'account/retrieve:Share.ShareNameList': CHILD_LIST,
+  'account/retrieve:Share.ShareNoteList': CHILD_LIST,
+  'account/retrieve:Share.ShareTrackingList': CHILD_LIST,
+  'account/retrieve:Share.ShareTransferList': CHILD_LIST,
+  'account/retrieve:Share.ShareTransactionList':
+    'coregate keeps no share transactions (docs/decisions.md, "Share reads": not offered)',
+};
+
+/** The record types of the share and its nine sub-records in both schemas, with their elements but Version_1. */
+const shareDtos = () =>
+  SHARE_RECORD_NAMES.flatMap((name) =>
+    SHARE_DTO_SCHEMAS.map((schema) => {
+      const type = `${schema}:${name}`;
+      const elements = isComplexType(type) ? elementsOf(type).filter((e) => e.name !== VERSION_ELEMENT) : [];
+      return { record: recordDef(name), type, elements };
+    }),
+  );
+
+describe('share records against every share type of the account XSDs', () => {
+  test('the share and each of its nine sub-records have a retrieve and an update record type', () => {
+    for (const { type, elements } of shareDtos()) assert.ok(elements.length > 0, `${type} is not in the facts`);
+  });
+
+  test('every element of a retrieve or update type is a catalog field, but for the listed child lists', () => {
+    for (const { record, type, elements } of shareDtos()) {
+      const missing = elements
+        .filter((e) => !record.fields.some((f) => f.name === e.name))
+        .map((e) => `${type}.${e.name}`)
+        .filter((key) => !SHARE_ELEMENTS_NOT_FIELDS[key]);
+      assert.deepEqual(missing, [], `XSD elements the catalog lacks: add them to ${record.name}`);
+      const notInXsd = record.fields.filter((f) => !elements.some((e) => e.name === f.name)).map((f) => f.name);
+      assert.deepEqual(notInXsd, [], `${record.name} fields ${type} lacks`);
+    }
+  });
+
+  test('each listed exception is still an element of its type and still no catalog field', () => {
+    const dtos = new Map(shareDtos().map((dto) => [dto.type, dto]));
+    for (const key of Object.keys(SHARE_ELEMENTS_NOT_FIELDS)) {
+      const [type, name] = [key.slice(0, key.lastIndexOf('.')), key.slice(key.lastIndexOf('.') + 1)];
+      const dto = dtos.get(type);
+      assert.ok(dto, `${type} is not a share record type`);
+      assert.ok(
+        dto.elements.some((e) => e.name === name),
+        `${key} is not in the facts any more: unlist it`,
+      );
+      assert.ok(!dto.record.fields.some((f) => f.name === name), `${key} is a catalog field now: unlist it`);
+    }
+  });
+
+  test("each element's XSD type is its catalog field's kind, repeating as the field repeats", () => {
+    for (const { record, type, elements } of shareDtos()) {
+      for (const element of elements) {
+        const field = record.fields.find((f) => f.name === element.name);
+        if (!field) continue;
+        const key = `${type}.${element.name}`;
+        if (!field.repeating) {
+          assert.equal(element.maxOccurs, 1, `${key} repeats in the XSD only`);
+          assert.ok(XSD_TYPES_OF_KIND[field.kind].includes(element.type), `${key}: ${field.kind} vs ${element.type}`);
+          continue;
+        }
+        assert.equal(element.maxOccurs, field.repeating.maxEntries, `${key}: entries`);
+        assert.ok(isComplexType(element.type), `${key} repeats in the catalog only`);
+        const [entryId, value, ...rest] = elementsOf(element.type).filter((e) => e.name !== VERSION_ELEMENT);
+        assert.deepEqual(
+          [entryId?.name, entryId?.type, value?.name, rest.length],
+          ['EntryId', 'xsd:short', field.name, 0],
+        );
+        assert.ok(XSD_TYPES_OF_KIND[field.kind].includes(value!.type), `${key}: ${field.kind} vs ${value!.type}`);
+      }
+    }
+  });
+
+  test('the retrieve selector <Record>Fields flags every catalog field: a boolean, or the EntryIds of a repeating one', () => {
+    for (const name of SHARE_RECORD_NAMES) {
+      const record = recordDef(name);
+      const selector = `account/retrieve:${name}Fields`;
+      const flags = elementsOf(selector).filter((e) => e.name !== VERSION_ELEMENT);
+      assert.deepEqual(
+        flags.map((e) => e.name).sort(),
+        record.fields.map((f) => f.name).sort(),
+        `${selector} flags exactly the fields of ${name}`,
+      );
+      for (const flag of flags) {
+        const field = record.fields.find((f) => f.name === flag.name)!;
+        const expected = field.repeating ? ['xsd:short', field.repeating.maxEntries] : ['xsd:boolean', 1];
+        assert.deepEqual([flag.type, flag.maxOccurs], expected, `${selector}.${flag.name}`);
       }
     }
   });
@@ -398,7 +513,11 @@ describe("request fields take the core's rules", () => {
     };
     for (const op of CORE_OPERATIONS) {
       const wire = mapping.wireOperation(op);
-      const body = { type: 'object', properties: { ...envelopeProperties, ...op.request } } as unknown as JsonRule;
+      // A share update's fields are judged by their field and wire rules, per field (the next test).
+      const request = Object.fromEntries(
+        Object.entries(op.request).filter(([name]) => !/Fields$/.test(name) || !op.coreRequest),
+      );
+      const body = { type: 'object', properties: { ...envelopeProperties, ...request } } as unknown as JsonRule;
       // The wire's names: P2's UpdatableFields is the wire's Fields, a paged search's Query is in SearchFilter.
       const renamed = Object.fromEntries(
         Object.entries(body.properties!).map(([name, schema]) => [name.replace(/UpdatableFields$/, 'Fields'), schema]),
@@ -409,6 +528,61 @@ describe("request fields take the core's rules", () => {
     }
     return found;
   }
+
+  test("every share update field's wire rules are its element's facets, and its field rules keep within them", () => {
+    const checked = new Set<string>();
+    for (const op of CORE_OPERATIONS.filter((candidate) => candidate.coreRequest)) {
+      const record = recordDef(op.name.replace(/^update|ByID$/g, ''));
+      for (const element of recordElements(record.name)) {
+        const field = fieldOf(record, element.name);
+        if (!field || checked.has(`${record.name}.${field.name}`)) continue;
+        checked.add(`${record.name}.${field.name}`);
+        const at = `${record.name}.${field.name}`;
+        const codes = (value: unknown) => [
+          wireRuleViolation(record, field, value)?.code,
+          fieldRuleViolation(field, value)?.code,
+        ];
+        const entries = (count: number, value: (id: number) => unknown) =>
+          Array.from({ length: count }, (_, i) => ({ EntryId: i + 1, [field.name]: value(i + 1) }));
+        if (field.repeating) {
+          const maxOccurs = element.maxOccurs as number;
+          assert.deepEqual(
+            wireRuleViolation(
+              record,
+              field,
+              entries(maxOccurs + 1, () => null),
+            )?.code,
+            'TOO_MANY_ENTRIES',
+            at,
+          );
+          assert.equal(
+            wireRuleViolation(record, field, [{ EntryId: 32768, [field.name]: null }])?.code,
+            'INVALID_ENTRY_ID',
+            at,
+          );
+          assert.ok(maxOccurs >= field.repeating.maxEntries, `${at}: the catalog holds no more entries than the XSD`);
+          continue;
+        }
+        const range = XSD_INTEGER_RANGES[element.type];
+        if (range) {
+          const min = element.restrictions?.minInclusive ?? range.minimum;
+          const max = element.restrictions?.maxInclusive ?? range.maximum;
+          assert.deepEqual(codes(max + 1), ['OUT_OF_RANGE', 'OUT_OF_RANGE'], at);
+          assert.deepEqual(codes(min - 1), ['OUT_OF_RANGE', 'OUT_OF_RANGE'], at);
+          assert.equal(wireRuleViolation(record, field, max), undefined, at);
+          assert.ok(
+            field.minimum! >= min && field.maximum! <= max,
+            `${at}: the field's range keeps within ${element.type}`,
+          );
+        } else if (element.type === 'xsd:date') {
+          assert.deepEqual(codes('2023-02-30'), ['INVALID_DATE', 'INVALID_DATE'], at);
+          assert.deepEqual(codes('0000-01-01'), ['INVALID_DATE', 'INVALID_DATE'], at);
+          assert.deepEqual(codes('2024-02-29'), [undefined, undefined], at);
+        }
+      }
+    }
+    assert.ok(checked.size > 500, `${checked.size} share fields checked`);
+  });
 
   test("every request value takes its element's facets, but where a decision says otherwise", () => {
     const found = differences();

@@ -13,7 +13,8 @@ export type FieldRuleCode =
   | 'TOO_MANY_DECIMALS'
   | 'INVALID_DATE'
   | 'INVALID_CHARACTER'
-  | 'INVALID_ENTRY_ID';
+  | 'INVALID_ENTRY_ID'
+  | 'TOO_MANY_ENTRIES';
 
 export interface FieldRuleViolation {
   readonly code: FieldRuleCode;

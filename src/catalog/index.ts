@@ -7,6 +7,7 @@ import { RECORDS, type RecordDef } from './records.js';
 export * from './fields.js';
 export * from './fm-history.js';
 export * from './field-rules.js';
+export * from './wire-rules.js';
 export * from './filters.js';
 export {
   RECORDS,

@@ -4,8 +4,7 @@
  * the OpenAPI document names them as components.
  */
 import { Type, type TSchema } from 'typebox';
-import { INT4_MAX, INT4_MIN, type Family, type FieldDef, type FieldKind } from './fields.js';
-import { SHORT_MAX, SHORT_MIN } from './core-fields.js';
+import { type Family, type FieldDef, type FieldKind } from './fields.js';
 import { filterBounds } from './filters.js';
 import { RECORDS, SHARE_RECORD_NAMES, type RecordDef } from './records.js';
 import { elementsOf, recordElements, type XsdElement } from './symxchange/index.js';
@@ -223,27 +222,31 @@ export const XML_TEXT_PATTERN = '^[^\\u0001-\\u0008\\u000b\\u000c\\u000e-\\u001f
 const DATE_VALUE = { format: 'date', pattern: '^(?!0000)' };
 
 /**
- * The JSON type of a value the core declares with `xsdType`: what can travel in that element at all
- * (docs/decisions.md, "SymXchange": the core's types are the request's types).
+ * The JSON type of an update's value (DESIGN, Errors: "well-typed" is the JSON type the spec gives the
+ * field, a date being a `YYYY-MM-DD` string): integer, number, date-shaped string, or text a message can
+ * carry. Ranges, lengths and calendar days, the core's wire ranges among them, are field rules that the
+ * update reports per field (spec, updateShare rule 2), so they are not in the schema.
  */
-function wireValue(field: FieldDef, xsdType: string | undefined): Record<string, unknown> {
+function updateValue(field: FieldDef, xsdType: string | undefined): Record<string, unknown> {
   switch (xsdType ?? field.kind) {
     case 'xsd:short':
-      return { type: 'integer', minimum: SHORT_MIN, maximum: SHORT_MAX };
     case 'xsd:int':
     case 'integer':
-      return { type: 'integer', minimum: INT4_MIN, maximum: INT4_MAX };
+      return { type: 'integer' };
     case 'xsd:decimal':
     case 'money':
     case 'rate':
       return { type: 'number' };
     case 'xsd:date':
     case 'date':
-      return { type: 'string', ...DATE_VALUE };
+      return { type: 'string', pattern: DATE_FORM };
     default:
       return { type: 'string', pattern: XML_TEXT_PATTERN };
   }
 }
+
+/** The form of a date, whether or not a calendar has the day (that is the field rule `INVALID_DATE`). */
+const DATE_FORM = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
 
 /** A request value: its wire type, or null where allowed. */
 function requestValue(value: Record<string, unknown>, nullable: boolean): TSchema {
@@ -258,10 +261,10 @@ function xsdElementsByField(record: RecordDef): Map<string, XsdElement> {
 }
 
 /**
- * The updatable-fields object of a record on one family. Each value must be of its field's type on the
- * wire (the core's XSD type: `xsd:short` bounds, a calendar date, text XML can carry), and null only where
- * the core's element is nillable; a value of the right type that breaks one of coregate's field rules is a
- * per-field failure, not a 400 (spec, updateShare rule 2).
+ * The updatable-fields object of a record on one family. Each value must be of its field's JSON type
+ * (text XML can carry), and null only where the core's element is nillable; a value of the right type that
+ * breaks a field rule (its length, range, the core's wire range included, calendar day, read-only, number
+ * of entries) is a per-field failure, not a 400 (spec, updateShare rule 2).
  */
 export function updatableFieldsSchema(record: RecordDef, family: Family): TSchema {
   const elements = xsdElementsByField(record);
@@ -272,7 +275,7 @@ export function updatableFieldsSchema(record: RecordDef, family: Family): TSchem
         const description = constraintText(f);
         const element = elements.get(f.name);
         if (!f.repeating) {
-          const schema = requestValue(wireValue(f, element?.type), element?.nillable ?? true);
+          const schema = requestValue(updateValue(f, element?.type), element?.nillable ?? true);
           return [f.name, Type.Optional(Type.Unsafe({ ...schema, description }))];
         }
         // An entry's elements are optional on the wire: a null value is an entry without one (removed).
@@ -282,16 +285,15 @@ export function updatableFieldsSchema(record: RecordDef, family: Family): TSchem
           Type.Object(
             {
               EntryId: Type.Unsafe({
-                ...wireValue(f, entryType('EntryId') ?? 'xsd:short'),
+                ...updateValue(f, entryType('EntryId') ?? 'xsd:short'),
                 description: `1 to ${f.repeating.maxEntries}`,
               }),
-              [f.name]: requestValue(wireValue(f, entryType(f.name)), true),
+              [f.name]: requestValue(updateValue(f, entryType(f.name)), true),
             },
             { additionalProperties: false },
           ),
           {
-            maxItems: f.repeating.maxEntries,
-            description: `${description}; entries by EntryId, a null value removes the entry`,
+            description: `${description}; at most ${f.repeating.maxEntries} entries by EntryId, a null value removes the entry`,
           },
         );
         return [f.name, Type.Optional(schema)];

@@ -14,6 +14,7 @@ import {
   SHARE_RECORD_NAMES,
   fieldRuleViolation,
   recordDef,
+  wireRuleViolation,
   type Family,
   type FieldDef,
   type FieldRuleViolation,
@@ -24,9 +25,15 @@ import { recordNotFound } from '../contract/problems.js';
 import type { Secrets } from '../crypto/secrets.js';
 import { toRow, type Row, type WireRecord } from '../store/records.js';
 import { shareRecords, type ShareRecordKey } from '../store/share-records.js';
-import { protectedColumns } from '../store/schema.js';
+import { protectedColumns, protectedValue } from '../store/schema.js';
 import { AccountNumberSchema, TEXT_PATTERN } from '../contract/envelope.js';
-import { defineOperation, STAFF_AND_MEMBER_CREDENTIALS, type OperationContext, type RequestBody } from './types.js';
+import {
+  defineOperation,
+  STAFF_AND_MEMBER_CREDENTIALS,
+  type CoreRequest,
+  type OperationContext,
+  type RequestBody,
+} from './types.js';
 
 /** The records of the updateShare group: the share and its sub-records, in the spec's order (the catalog's group). */
 export const SHARE_UPDATE_RECORDS: readonly RecordDef[] = SHARE_RECORD_NAMES.map(recordDef);
@@ -54,7 +61,7 @@ const FailureItem = Type.Object(
 );
 const FailureRef = Type.Ref('FailedUpdateItem');
 
-interface FailureBody {
+export interface FailureBody {
   Record: string | null;
   ErrorCode: string | null;
   ErrorMessage: string | null;
@@ -74,23 +81,39 @@ const NothingFailed = Type.Object(
 );
 
 /**
- * FailedUpdateStatus per family (spec: Versioning). Its `default` is what "nothing failed" looks like: on the
- * SymXchange wire, where FailedUpdateStatus is an element repeated once per failure, it is no element.
+ * FailedUpdateStatus per family (spec: Versioning; DESIGN: Requests and responses). P2: an array, one item
+ * per failed field. P1 is never an array (the 3.0 XSD's element occurs at most once): `null` (first eight
+ * operations) or an object with empty members (name and tracking) when nothing failed, one failure object
+ * otherwise. Its `default` is what "nothing failed" looks like: on the SymXchange wire, no element.
  */
 function failedUpdateStatusSchema(family: Family, record: RecordDef): TSchema {
-  const failures = Type.Array(FailureRef, { minItems: 1 });
   if (family === 'P2') return Type.Array(FailureRef, { description: 'Empty when nothing failed', default: [] });
   if (carriesMessageId(record)) {
-    return Type.Union([failures, Type.Null()], { description: 'null when nothing failed', default: null });
+    return Type.Union([FailureRef, Type.Null()], {
+      description: 'null when nothing failed; one failure object naming every failed field otherwise',
+      default: null,
+    });
   }
-  return Type.Union([NothingFailed, failures], {
-    description: 'A single object with empty members when nothing failed; the failures otherwise',
+  return Type.Union([FailureRef, NothingFailed], {
+    description: 'A single object: empty members when nothing failed; one failure naming every failed field otherwise',
     default: EMPTY_FAILURE,
   });
 }
 
+/**
+ * The P1 failure object of several failed fields (DESIGN, Requests and responses): the first in request
+ * order gives Record, ErrorCode and PrimaryKeyField; the message names every failed field with its reason,
+ * so that nothing is hidden.
+ * @example p1Failure([hold, reference]).ErrorMessage // 'Amount takes at most 2 decimal places; Reference1 must be at most 40 characters'
+ */
+export function p1Failure(failures: readonly FailureBody[]): FailureBody {
+  const [first] = failures;
+  return { ...first!, ErrorMessage: failures.map((failure) => failure.ErrorMessage).join('; ') };
+}
+
 function failedUpdateStatus(family: Family, record: RecordDef, failures: FailureBody[]): unknown {
-  if (family === 'P2' || failures.length > 0) return failures;
+  if (family === 'P2') return failures;
+  if (failures.length > 0) return p1Failure(failures);
   return carriesMessageId(record) ? null : EMPTY_FAILURE;
 }
 
@@ -190,7 +213,7 @@ type Entry = { EntryId: number } & Record<string, unknown>;
 function currentValue(field: FieldDef, row: Row, secrets: Secrets): unknown {
   if (!field.protection) return row[field.column] ?? null;
   const sealed = row[protectedColumns(field).cipher] as Uint8Array | null;
-  return sealed ? secrets.decrypt(sealed) : null;
+  return sealed ? protectedValue(field, secrets.decrypt(sealed)) : null;
 }
 
 function sameValue(field: FieldDef, a: unknown, b: unknown): boolean {
@@ -200,6 +223,17 @@ function sameValue(field: FieldDef, a: unknown, b: unknown): boolean {
 
 function planRepeating(field: FieldDef, current: unknown, entries: Entry[], plan: Plan): void {
   const maxEntries = field.repeating!.maxEntries;
+  // More entries than the core's element holds (maxOccurs): the field as a whole cannot be taken.
+  if (entries.length > maxEntries) {
+    plan.violations.push({
+      field,
+      violation: {
+        code: 'TOO_MANY_ENTRIES',
+        message: `${field.name} holds at most ${maxEntries} entries, got ${entries.length}`,
+      },
+    });
+    return;
+  }
   const byId = new Map<number, Entry>((Array.isArray(current) ? (current as Entry[]) : []).map((e) => [e.EntryId, e]));
   let changed = false;
   for (const entry of entries) {
@@ -233,6 +267,12 @@ function planChanges(record: RecordDef, row: Row, submitted: WireRecord, secrets
   const plan: Plan = { values: {}, changes: [], violations: [] };
   for (const [name, value] of Object.entries(submitted)) {
     const field = record.fields.find((f) => f.name === name)!;
+    // What the core's element could not carry fails first, as a gateway reports it (wire-rules.ts).
+    const wireViolation = wireRuleViolation(record, field, value);
+    if (wireViolation) {
+      plan.violations.push({ field, violation: wireViolation });
+      continue;
+    }
     if (field.readOnly) {
       plan.violations.push({ field, violation: { code: 'READ_ONLY_FIELD', message: `${name} is read-only` } });
       continue;
@@ -330,6 +370,90 @@ async function applyUpdate(record: RecordDef, family: Family, context: Operation
   return response(family, record, failures);
 }
 
+// ---- In front of a core (gateway mode) ----
+
+/** Whether a failure object reports a failure (P1 name and tracking answer one with empty members when none did). */
+const reportsFailure = (failure: FailureBody) =>
+  failure.Record !== null ||
+  failure.ErrorCode !== null ||
+  failure.ErrorMessage !== null ||
+  failure.PrimaryKeyField.length > 0;
+
+/**
+ * The failures a core's `FailedUpdateStatus` reports, as a list whatever the family's shape. A P1 object
+ * whose message names several fields (`…; …`, as coregate's own core writes it) stands for each of them.
+ */
+function coreFailures(failed: unknown): FailureBody[] {
+  const list = Array.isArray(failed) ? (failed as FailureBody[]) : failed ? [failed as FailureBody] : [];
+  return list
+    .filter(reportsFailure)
+    .flatMap((failure) =>
+      Array.isArray(failed) || !failure.ErrorMessage?.includes('; ')
+        ? [failure]
+        : failure.ErrorMessage.split('; ').map((message) => ({ ...failure, ErrorMessage: message })),
+    );
+}
+
+/**
+ * Failures in the order of the request's fields, as the store reports them: a failure's field is the one its
+ * message starts with (coregate's messages do); one that names none goes last, in the order it came.
+ */
+function inRequestOrder(failures: readonly FailureBody[], fields: readonly string[]): FailureBody[] {
+  const position = (failure: FailureBody) => {
+    const named = /^[A-Za-z0-9]+/.exec(failure.ErrorMessage ?? '')?.[0];
+    const index = named === undefined ? -1 : fields.indexOf(named);
+    return index === -1 ? fields.length : index;
+  };
+  return failures
+    .map((failure, arrival) => ({ failure, arrival, at: position(failure) }))
+    .sort((a, b) => a.at - b.at || a.arrival - b.arrival)
+    .map(({ failure }) => failure);
+}
+
+/**
+ * DESIGN, Errors: in gateway mode a field the core's element cannot carry (wire-rules.ts) is reported failed
+ * by the gateway and not sent; the other fields go to the core, whose failures are merged with the gateway's
+ * into one UpdateStatus of the family's shape, in the request's order. With no field left,
+ * the core is not called. The primary key of the gateway's failures is the request's (ShareId as given).
+ */
+function coreRequest(record: RecordDef, family: Family, body: UpdateBody): CoreRequest {
+  const fieldsName = updatableFieldsName(record, family);
+  const submitted = property(body, fieldsName) as WireRecord;
+  const carried: WireRecord = {};
+  const violations: FieldRuleViolation[] = [];
+  for (const [name, value] of Object.entries(submitted)) {
+    const field = record.fields.find((f) => f.name === name)!;
+    const violation = wireRuleViolation(record, field, value);
+    if (violation) violations.push(violation);
+    else carried[name] = value;
+  }
+  const locator = locatorName(record);
+  const primaryKey = [
+    { Name: 'AccountNumber', Value: body.AccountNumber },
+    { Name: 'ShareId', Value: body.ShareId ?? '' },
+    ...(locator ? [{ Name: locator, Value: String(property(body, locator)) }] : []),
+  ];
+  const failures = violations.map((violation) => ({
+    Record: record.name,
+    ErrorCode: violation.code,
+    ErrorMessage: violation.message,
+    PrimaryKeyField: primaryKey,
+  }));
+  const request =
+    Object.keys(carried).length === 0
+      ? undefined
+      : { ...(body as unknown as Record<string, unknown>), [fieldsName]: carried };
+  return {
+    request,
+    answer(core) {
+      if (failures.length === 0 && core) return core;
+      const status = (core?.UpdateStatus ?? {}) as { FailedUpdateStatus?: unknown };
+      const merged = [...failures, ...coreFailures(status.FailedUpdateStatus)];
+      return response(family, record, inRequestOrder(merged, Object.keys(submitted)));
+    },
+  };
+}
+
 function updateOperation(record: RecordDef, family: Family) {
   const locator = locatorName(record);
   // updateShareByID names its record by ShareId; the others by their locator, ShareId optional.
@@ -351,6 +475,7 @@ function updateOperation(record: RecordDef, family: Family) {
     request,
     response: responseSchema(family, record),
     handle: (context, body) => applyUpdate(record, family, context, body),
+    coreRequest: (body) => coreRequest(record, family, body),
   });
 }
 

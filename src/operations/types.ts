@@ -65,10 +65,23 @@ export interface Operation<Request extends TProperties = TProperties, Response e
    * (400 INVALID_QUERY) as the handler would.
    */
   readPlan?(body: RequestBody<Request>): ReadPlan;
+  /**
+   * For a gateway: what of the request a core's messages can carry, and how the core's answer becomes the
+   * operation's. A share update sends only the fields the core's elements can carry and reports the others
+   * failed itself (DESIGN, Errors); `request` undefined means nothing is left to send, and `answer` is
+   * called without the core's.
+   */
+  coreRequest?(body: RequestBody<Request>): CoreRequest;
   /** Body properties besides the envelope (`Credentials`, `nxAttributes`). */
   readonly request: Request;
   readonly response: Response;
   handle(context: OperationContext, body: RequestBody<Request>): Promise<Static<Response>>;
+}
+
+/** What a gateway sends the core for a request, and how it answers from the core's answer (`coreRequest`). */
+export interface CoreRequest {
+  readonly request: Record<string, unknown> | undefined;
+  answer(core: Record<string, unknown> | undefined): Record<string, unknown>;
 }
 
 /**

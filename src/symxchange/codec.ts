@@ -826,7 +826,11 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
         } else {
           const occurrences = (repeated ??= new Map()).get(slot);
           if (occurrences) occurrences.push(child);
-          else repeated.set(slot, [child]);
+          else {
+            repeated.set(slot, [child]);
+            // Its place among the properties is where it first occurs (the request's order, as sent).
+            result[slot.name] = undefined;
+          }
         }
       }
       if (repeated)

@@ -10,8 +10,10 @@
  *   and with the types its JSON needs where the sibling's are narrower (the full `<Record>SelectableFields`
  *   with child selectors, the `<Record>Filter` with a children filter). The list operations answer a
  *   `SingleResponse` holding the record's `<Record>List`; the others answer as their sibling.
- * - One widening where the spec's JSON carries more than the XSD: `UpdateStatus.FailedUpdateStatus` repeats
- *   (the spec reports every failed field; the XSD allows one).
+ * - One widening where the spec's JSON carries more than the XSD: on the 2022.01 family
+ *   `UpdateStatus.FailedUpdateStatus` repeats (the spec's P2 array reports every failed field; the XSD allows
+ *   one). The persistent family keeps the XSD's one element (its JSON is a single object), so its WSDLs
+ *   declare the vendor's type; the codec reads either by the JSON schema.
  */
 import type { TSchema } from 'typebox';
 import {
@@ -55,12 +57,15 @@ export interface SymxMapping {
   carries(operation: CodecOperation): boolean;
   /** coregate's operations of a service and path family, each with its SOAP operation. */
   endpoint(service: SymxServiceName, family: Family): { operation: CodecOperation; wire: WireOperation }[];
-  /** A complex type of the mapping (the facts', derived or widened); throws for an unknown name. */
-  complexType(name: string): XsdComplexType;
+  /**
+   * A complex type of the mapping (the facts', derived or widened); throws for an unknown name. With a
+   * family, as that family's WSDLs declare it (the persistent family without the widening).
+   */
+  complexType(name: string, family?: Family): XsdComplexType;
   isComplexType(name: string): boolean;
 }
 
-/** The widening of the spec's JSON over the XSD (see the module comment), by type and element. */
+/** The widening of the spec's JSON over the XSD (see the module comment), by type and element: the 2022.01 family's. */
 const WIDENED: Readonly<Record<string, Readonly<Record<string, Partial<XsdElement>>>>> = {
   'symxcommon:UpdateStatus': { FailedUpdateStatus: { maxOccurs: 'unbounded' } },
 };
@@ -237,10 +242,10 @@ export function createSymxMapping(
         .filter(([operation]) => operation.service === service && operation.family === family)
         .map(([operation, wire]) => ({ operation, wire }));
     },
-    complexType(name) {
+    complexType(name, family) {
       const type = types.get(name);
       if (!type) throw new Error(`complex type ${name} is not in the SymXchange mapping`);
-      return type;
+      return family === 'P1' && WIDENED[name] ? factType(name) : type;
     },
     isComplexType: (name) => types.has(name),
   };

@@ -75,7 +75,7 @@ export function wsdlDocument(
   function visit(typeName: string): void {
     if (!mapping.isComplexType(typeName) || reached.has(typeName)) return;
     reached.add(typeName);
-    const type = mapping.complexType(typeName);
+    const type = mapping.complexType(typeName, endpoint.family);
     if (type.base) visit(type.base);
     visitGroup(type.content);
     for (const attribute of type.attributes) {
@@ -115,8 +115,8 @@ export function wsdlDocument(
 
   const elementXml = (element: XsdElement): string => {
     const head = `<xsd:element name="${element.name}"${occurs(element)}${element.nillable ? ' nillable="true"' : ''}`;
-    if (mapping.isComplexType(element.type) && mapping.complexType(element.type).anonymous)
-      return `${head}>${complexTypeXml(mapping.complexType(element.type))}</xsd:element>`;
+    if (mapping.isComplexType(element.type) && mapping.complexType(element.type, endpoint.family).anonymous)
+      return `${head}>${complexTypeXml(mapping.complexType(element.type, endpoint.family))}</xsd:element>`;
     if (element.restrictions)
       return `${head}><xsd:simpleType><xsd:restriction base="${element.type}">${facets(element.restrictions)}</xsd:restriction></xsd:simpleType></xsd:element>`;
     return `${head} type="${ref(element.type)}"/>`;
@@ -168,9 +168,9 @@ export function wsdlDocument(
             .join('')
         : '';
     const types = [...reached]
-      .filter((name) => aliasOf(name) === alias && !mapping.complexType(name).anonymous)
+      .filter((name) => aliasOf(name) === alias && !mapping.complexType(name, endpoint.family).anonymous)
       .sort()
-      .map((name) => complexTypeXml(mapping.complexType(name), localOf(name)))
+      .map((name) => complexTypeXml(mapping.complexType(name, endpoint.family), localOf(name)))
       .join('');
     return `<xsd:schema targetNamespace="${uriOf(alias)}" elementFormDefault="unqualified" attributeFormDefault="unqualified">${imports}${attributes}${wrappers}${types}</xsd:schema>`;
   };

@@ -4731,12 +4731,9 @@ export interface components {
         };
         /** @description Fields of Share to update (persistent family). */
         ShareFields: {
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ActivityDate?: string | null;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 6 entries by EntryId, a null value removes the entry */
             AlternateAddress?: {
                 /** @description 1 to 6 */
                 EntryId: number;
@@ -4746,7 +4743,7 @@ export interface components {
             AlternateNameLocator?: number;
             /** @description integer, -32768 to 32767 */
             AlternateNameType?: number;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 3 entries by EntryId, a null value removes the entry */
             AlternatePhone?: {
                 /** @description 1 to 3 */
                 EntryId: number;
@@ -4766,7 +4763,7 @@ export interface components {
             AnalysisPmtIdType?: number;
             /** @description string, at most 40 characters */
             AnalysisPmtSlId?: string;
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 5 entries by EntryId, a null value removes the entry */
             AuthFeeOption?: {
                 /** @description 1 to 5 */
                 EntryId: number;
@@ -4782,15 +4779,9 @@ export interface components {
             BondIntYtd?: number;
             /** @description integer, -32768 to 32767 */
             Branch?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             BumpEffectiveDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             BumpExpirationDate?: string | null;
             /** @description rate, -9999999.999 to 9999999.999 */
             BumpRate?: number;
@@ -4820,19 +4811,13 @@ export interface components {
             Chapter4WithholdingCode?: number;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             ChargeOffAmount?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ChargeOffDate?: string | null;
             /** @description integer, -32768 to 32767 */
             ChargeOffType?: number;
             /** @description string, at most 40 characters */
             CheckDigits?: string;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             CloseDate?: string | null;
             /** @description integer, -32768 to 32767 */
             CorporateUserTransferCode?: number;
@@ -4858,19 +4843,13 @@ export interface components {
             CreditReportCompliance?: string;
             /** @description string, at most 40 characters */
             CreditReportConsumerInfo?: string;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             CreditReportConsumerInfoDate?: string | null;
             /** @description integer, -32768 to 32767 */
             CreditReportLastStatus?: number;
             /** @description string, at most 40 characters */
             CreditReportNumber?: string;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             CreditReportOccurDate?: string | null;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             CreditReportOriginalAmountRptd?: number;
@@ -4886,10 +4865,7 @@ export interface components {
             Description?: string;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             DivAccrual?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             DivAccrualDate?: string | null;
             /** @description integer, -32768 to 32767 */
             DivDisbUpdtActvtyD?: number;
@@ -4899,10 +4875,7 @@ export interface components {
             DivLastYear?: number;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             DivPeriodBalDays?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             DivPeriodStart?: string | null;
             /** @description integer, -32768 to 32767 */
             DivPostCode?: number;
@@ -4922,10 +4895,7 @@ export interface components {
             DividendRateMax?: number;
             /** @description rate, -9999999.999 to 9999999.999 */
             DividendRateMin?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             DividendRatePeriodDate?: string | null;
             /** @description integer, -32768 to 32767 */
             DividendRatePeriodFreq?: number;
@@ -4939,7 +4909,7 @@ export interface components {
             ExtAchXfrDailyLimitIn?: number;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             ExtAchXfrDailyLimitOut?: number;
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 4 entries by EntryId, a null value removes the entry */
             FeeCount?: {
                 /** @description 1 to 4 */
                 EntryId: number;
@@ -4949,7 +4919,7 @@ export interface components {
             FeeExemptCrtsyBal?: number;
             /** @description string, at most 4 characters, matching ^[0-9A-Za-z]{1,4}$, read-only: reported as a failed update */
             Id?: string;
-            /** @description money, -9999999999999.99 to 9999999999999.99; entries by EntryId, a null value removes the entry */
+            /** @description money, -9999999999999.99 to 9999999999999.99; at most 4 entries by EntryId, a null value removes the entry */
             InsuranceBalanceAge?: {
                 /** @description 1 to 4 */
                 EntryId: number;
@@ -4965,58 +4935,31 @@ export interface components {
             IrsCode?: number;
             /** @description integer, -32768 to 32767 */
             IrsPlan?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastAccrualUpdateDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastCrReportDate?: string | null;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             LastDirectDepAmt?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastDirectDepDate?: string | null;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             LastDivAmount?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastDivDate?: string | null;
-            /**
-             * Format: date
-             * @description date, read-only: reported as a failed update
-             */
+            /** @description date, read-only: reported as a failed update */
             LastFmDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastPurgeDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastTranDate?: string | null;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             LedgerAccrual?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LedgerAccrualDate?: string | null;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             LoanPaymentHold?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             MaturityDate?: string | null;
             /** @description integer, -32768 to 32767 */
             MaturityPostCode?: number;
@@ -5044,15 +4987,9 @@ export interface components {
             MtdPaidDivs?: number;
             /** @description rate, -9999999.999 to 9999999.999 */
             MtdPriorRateAccrual?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             NegativeBalanceDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             NegativeBalanceNoticeDate?: string | null;
             /** @description integer, -32768 to 32767 */
             NegativeBalanceNoticeNumber?: number;
@@ -5072,25 +5009,19 @@ export interface components {
             NsfMonthToDate?: number;
             /** @description integer, -32768 to 32767 */
             NsfYtd?: number;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 4 entries by EntryId, a null value removes the entry */
             OdtAuthFeeSrcCodeList?: {
                 /** @description 1 to 4 */
                 EntryId: number;
                 OdtAuthFeeSrcCodeList: string | null;
             }[];
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             OpenDate?: string | null;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             OriginalBalance?: number;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             OriginalDeposit?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             OriginalDepositDate?: string | null;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             OverdraftFeeLastYr?: number;
@@ -5098,7 +5029,7 @@ export interface components {
             OverdraftFeeYtd?: number;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             OverdraftTolerance?: number;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 6 entries by EntryId, a null value removes the entry */
             PayeeLine?: {
                 /** @description 1 to 6 */
                 EntryId: number;
@@ -5108,7 +5039,7 @@ export interface components {
             PayeeNameLocator?: number;
             /** @description integer, -32768 to 32767 */
             PayeeNameType?: number;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 3 entries by EntryId, a null value removes the entry */
             PayeePhone?: {
                 /** @description 1 to 3 */
                 EntryId: number;
@@ -5126,19 +5057,19 @@ export interface components {
             PeriodicStartRate?: number;
             /** @description integer, -32768 to 32767 */
             PositivePayDraft?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99; entries by EntryId, a null value removes the entry */
+            /** @description money, -9999999999999.99 to 9999999999999.99; at most 3 entries by EntryId, a null value removes the entry */
             PreMthDivAccrued?: {
                 /** @description 1 to 3 */
                 EntryId: number;
                 PreMthDivAccrued: number | null;
             }[];
-            /** @description money, -9999999999999.99 to 9999999999999.99; entries by EntryId, a null value removes the entry */
+            /** @description money, -9999999999999.99 to 9999999999999.99; at most 12 entries by EntryId, a null value removes the entry */
             PreMthDivEarned?: {
                 /** @description 1 to 12 */
                 EntryId: number;
                 PreMthDivEarned: number | null;
             }[];
-            /** @description money, -9999999999999.99 to 9999999999999.99; entries by EntryId, a null value removes the entry */
+            /** @description money, -9999999999999.99 to 9999999999999.99; at most 3 entries by EntryId, a null value removes the entry */
             PreMthDivPaid?: {
                 /** @description 1 to 3 */
                 EntryId: number;
@@ -5148,10 +5079,7 @@ export interface components {
             PutItemSchd?: number;
             /** @description integer, -32768 to 32767 */
             PutItemSchdType?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
             /** @description string, at most 40 characters */
             Reference?: string;
@@ -5169,7 +5097,7 @@ export interface components {
             RenewTermFreq?: number;
             /** @description integer, -32768 to 32767 */
             RenewTermPeriod?: number;
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 8 entries by EntryId, a null value removes the entry */
             Service?: {
                 /** @description 1 to 8 */
                 EntryId: number;
@@ -5187,19 +5115,13 @@ export interface components {
             StateWithholdingQtd?: number;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             StateWithholdingYtd?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             StatementDate?: string | null;
             /** @description integer, -32768 to 32767 */
             StatementGroup?: number;
             /** @description integer, -32768 to 32767 */
             StatementMailCode?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             StatementPrevDate?: string | null;
             /** @description integer, -32768 to 32767 */
             SweepBalanceType?: number;
@@ -5231,27 +5153,20 @@ export interface components {
             UserChar3?: string;
             /** @description string, at most 40 characters */
             UserChar4?: string;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate1?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate2?: string | null;
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 20 entries by EntryId, a null value removes the entry */
             WarningCode?: {
                 /** @description 1 to 20 */
                 EntryId: number;
                 WarningCode: number | null;
             }[];
-            /** @description date; entries by EntryId, a null value removes the entry */
+            /** @description date; at most 20 entries by EntryId, a null value removes the entry */
             WarningExpiration?: {
                 /** @description 1 to 20 */
                 EntryId: number;
-                /** Format: date */
                 WarningExpiration: string | null;
             }[];
             /** @description integer, -32768 to 32767 */
@@ -5283,7 +5198,7 @@ export interface components {
         ShareAnalysisFields: {
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             CashAmtTotal?: number;
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 100 entries by EntryId, a null value removes the entry */
             Counter?: {
                 /** @description 1 to 100 */
                 EntryId: number;
@@ -5293,22 +5208,13 @@ export interface components {
             Locator?: number;
             /** @description integer, 0 to 9999 */
             Plan?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             StatementDate?: string | null;
             /** @description integer, 0 to 9999 */
             StatementGroup?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             StatementPrevDate?: string | null;
         };
         /** @description Fields of ShareAnalysisGroup to update (persistent family). */
@@ -5321,10 +5227,7 @@ export interface components {
             Id?: string;
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
         };
         /** @description Fields of ShareAnalysisPlan to update (persistent family). */
@@ -5335,13 +5238,13 @@ export interface components {
             CashAtmTotals?: number;
             /** @description rate, -9999999.999 to 9999999.999 */
             CashRate?: number;
-            /** @description money, 0 to 9999999999999.99; entries by EntryId, a null value removes the entry */
+            /** @description money, 0 to 9999999999999.99; at most 100 entries by EntryId, a null value removes the entry */
             Charge?: {
                 /** @description 1 to 100 */
                 EntryId: number;
                 Charge: number | null;
             }[];
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 100 entries by EntryId, a null value removes the entry */
             ChargeType?: {
                 /** @description 1 to 100 */
                 EntryId: number;
@@ -5353,17 +5256,11 @@ export interface components {
             Description?: string;
             /** @description integer, -32768 to 32767 */
             EarnRateMethod?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             EffectiveDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ExpirationDate?: string | null;
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 100 entries by EntryId, a null value removes the entry */
             Free?: {
                 /** @description 1 to 100 */
                 EntryId: number;
@@ -5379,10 +5276,7 @@ export interface components {
             MinimumCharge?: number;
             /** @description integer, 0 to 9999 */
             Plan?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             Tier1Balance?: number;
@@ -5415,7 +5309,7 @@ export interface components {
             Branch?: number;
             /** @description integer, -32768 to 32767 */
             BusBindingStyle?: number;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 8 entries by EntryId, a null value removes the entry */
             BusCaptions?: {
                 /** @description 1 to 8 */
                 EntryId: number;
@@ -5451,13 +5345,13 @@ export interface components {
             ImprintFont?: number;
             /** @description integer, -32768 to 32767 */
             ImprintJustify?: number;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 6 entries by EntryId, a null value removes the entry */
             ImprintLine?: {
                 /** @description 1 to 6 */
                 EntryId: number;
                 ImprintLine: string | null;
             }[];
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 6 entries by EntryId, a null value removes the entry */
             ImprintLineSize?: {
                 /** @description 1 to 6 */
                 EntryId: number;
@@ -5467,7 +5361,7 @@ export interface components {
             ImprintPhone?: string;
             /** @description string, at most 40 characters */
             ImprintState?: string;
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 6 entries by EntryId, a null value removes the entry */
             ImprintUsage?: {
                 /** @description 1 to 6 */
                 EntryId: number;
@@ -5475,22 +5369,13 @@ export interface components {
             }[];
             /** @description string, at most 40 characters */
             ImprintZipCode?: string;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastFmDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastFreeOrder?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastOrderDate?: string | null;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 2 entries by EntryId, a null value removes the entry */
             License?: {
                 /** @description 1 to 2 */
                 EntryId: number;
@@ -5498,7 +5383,7 @@ export interface components {
             }[];
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 6 entries by EntryId, a null value removes the entry */
             MailAddress?: {
                 /** @description 1 to 6 */
                 EntryId: number;
@@ -5514,16 +5399,13 @@ export interface components {
             MicrLine?: string;
             /** @description integer, -32768 to 32767 */
             NumberSigLines?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             OpenDate?: string | null;
             /** @description integer, -32768 to 32767 */
             OverSigFont?: number;
             /** @description integer, -32768 to 32767 */
             OverSigJustify?: number;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 2 entries by EntryId, a null value removes the entry */
             OverSigLine?: {
                 /** @description 1 to 2 */
                 EntryId: number;
@@ -5541,10 +5423,7 @@ export interface components {
             PromoNumber?: string;
             /** @description integer, 0 to 9999 */
             Quantity?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
             /** @description integer, -32768 to 32767 */
             RerunReason?: number;
@@ -5554,20 +5433,23 @@ export interface components {
             ShipTo?: number;
             /** @description string, at most 40 characters */
             SigFigure?: string;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 8 entries by EntryId, a null value removes the entry */
             SpecialInstr?: {
                 /** @description 1 to 8 */
                 EntryId: number;
                 SpecialInstr: string | null;
             }[];
+            /** @description string, at most 9 characters, matching ^[0-9]{9}$; at most 2 entries by EntryId, a null value removes the entry */
+            Ssn?: {
+                /** @description 1 to 2 */
+                EntryId: number;
+                Ssn: string | null;
+            }[];
             /** @description integer, 0 to 2147483647 */
             StartNumber?: number;
             /** @description integer, 0 to 9999 */
             Status?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             StatusDate?: string | null;
             /** @description integer, -32768 to 32767 */
             TaxExemptCode?: number;
@@ -5584,15 +5466,9 @@ export interface components {
             Amount?: number;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             AvailableBalance?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             EffectiveDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ExpirationDate?: string | null;
             /** @description integer, -32768 to 32767 */
             ExpirationTime?: number;
@@ -5600,10 +5476,7 @@ export interface components {
             FeeCode?: number;
             /** @description string, at most 40 characters */
             FeeDescription?: string;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             HoldCreationDate?: string | null;
             /** @description string, at most 40 characters */
             HoldCreationTime?: string;
@@ -5611,10 +5484,7 @@ export interface components {
             LedgerBalance?: number;
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             MatchDate?: string | null;
             /** @description integer, -32768 to 32767 */
             MatchTime?: number;
@@ -5622,10 +5492,7 @@ export interface components {
             MemberBranch?: string;
             /** @description string, at most 40 characters */
             PayeeName?: string;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
             /** @description string, at most 40 characters */
             Reference1?: string;
@@ -5646,17 +5513,11 @@ export interface components {
         ShareNoteFields: {
             /** @description integer, 0 to 9999 */
             Code?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             EnterDate?: string | null;
             /** @description integer, -32768 to 32767 */
             EnterTime?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ExpirationDate?: string | null;
             /** @description string, at most 40 characters */
             Id?: string;
@@ -5664,12 +5525,9 @@ export interface components {
             IdType?: number;
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 50 entries by EntryId, a null value removes the entry */
             Text?: {
                 /** @description 1 to 50 */
                 EntryId: number;
@@ -5696,15 +5554,9 @@ export interface components {
             Day1?: number;
             /** @description integer, 0 to 31 */
             Day2?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             EffectiveDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ExpirationDate?: string | null;
             /** @description string, at most 40 characters */
             ExtLoanAccount?: string;
@@ -5714,10 +5566,7 @@ export interface components {
             Id?: string;
             /** @description integer, 0 to 9999 */
             IdType?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastDate?: string | null;
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
@@ -5727,19 +5576,13 @@ export interface components {
             MaximumBalance?: number;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             MinimumBalance?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             NextDate?: string | null;
             /** @description integer, 0 to 9999 */
             PaymentType?: number;
             /** @description rate, -9999999.999 to 9999999.999 */
             Percent?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
             /** @description integer, 0 to 9999 */
             RegE?: number;
@@ -5756,190 +5599,79 @@ export interface components {
         };
         /** @description Fields of ShareName to update (persistent family). */
         ShareNameFields: {
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ActiveDutySeparationDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ActiveDutyStartDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ActiveDutyVerificationDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             AddrCreateDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             AddrDisconnectDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             AddrFmLastDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             AddrFmLastPurgeDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             AddrRecordChangeDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             AddrExpDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             BirthDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             CrAddrChgDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             CrNameChgDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             CrSsnChgDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             CreditReportAddrIndicatorDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             CreditReportConsumerInfoDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             CurrMonthPayChgDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             DeathDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             EffectiveDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ExpirationDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             FmLastPurgeDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastAddrChgDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastAddrVerifDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastFmDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             MbrActivityDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             MbrAddrNumLinkChgDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             MbrCreateDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             MbrDisconnectDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             MbrExpDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             MbrFmLastDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             MbrFmLastPurgeDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             MbrRecordChangeDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             MbrStatusFmDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             MemberNumLinkChgDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate1?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate2?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             W8ExpirationDate?: string | null;
             /** @description integer, 0 to 9999 */
             ActiveDuty?: number;
@@ -6125,70 +5857,58 @@ export interface components {
             WorkPhoneExtension?: string;
             /** @description string, at most 10 characters */
             ZipCode?: string;
-            /** @description integer, 0 to 9999; entries by EntryId, a null value removes the entry */
+            /** @description integer, 0 to 9999; at most 3 entries by EntryId, a null value removes the entry */
             IdentDocFlag?: {
                 /** @description 1 to 3 */
                 EntryId: number;
                 IdentDocFlag: number | null;
             }[];
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdDescription?: {
                 /** @description 1 to 3 */
                 EntryId: number;
                 IdentIdDescription: string | null;
             }[];
-            /** @description date; entries by EntryId, a null value removes the entry */
+            /** @description date; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdExpireDate?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                /** Format: date */
                 IdentIdExpireDate: string | null;
             }[];
-            /** @description date; entries by EntryId, a null value removes the entry */
+            /** @description date; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdIssueDate?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                /** Format: date */
                 IdentIdIssueDate: string | null;
             }[];
-            /** @description string, at most 20 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 20 characters; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdNumber?: {
                 /** @description 1 to 3 */
                 EntryId: number;
                 IdentIdNumber: string | null;
             }[];
-            /** @description integer, 0 to 9999; entries by EntryId, a null value removes the entry */
+            /** @description integer, 0 to 9999; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdType?: {
                 /** @description 1 to 3 */
                 EntryId: number;
                 IdentIdType: number | null;
             }[];
-            /** @description date; entries by EntryId, a null value removes the entry */
+            /** @description date; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdVerifyDate?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                /** Format: date */
                 IdentIdVerifyDate: string | null;
             }[];
         };
         /** @description Fields of ShareTracking to update (persistent family). */
         ShareTrackingFields: {
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             CreationDate?: string | null;
             /** @description integer, 0 to 2359 */
             CreationTime?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ExpireDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             FmLastDate?: string | null;
             /** @description string, at most 4 characters */
             Id?: string;
@@ -6196,10 +5916,7 @@ export interface components {
             IdType?: number;
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
             /** @description integer, 0 to 9999 */
             TrackingCode?: number;
@@ -6325,105 +6042,45 @@ export interface components {
             UserCode19?: number;
             /** @description integer, 0 to 9999 */
             UserCode20?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate1?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate2?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate3?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate4?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate5?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate6?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate7?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate8?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate9?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate10?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate11?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate12?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate13?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate14?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate15?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate16?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate17?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate18?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate19?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate20?: string | null;
             /** @description integer, 0 to 32767 */
             UserId?: number;
@@ -6510,12 +6167,9 @@ export interface components {
         };
         /** @description Fields of Share to update (2022.01 family). */
         ShareUpdatableFields: {
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ActivityDate?: string | null;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 6 entries by EntryId, a null value removes the entry */
             AlternateAddress?: {
                 /** @description 1 to 6 */
                 EntryId: number;
@@ -6525,7 +6179,7 @@ export interface components {
             AlternateNameLocator?: number;
             /** @description integer, -32768 to 32767 */
             AlternateNameType?: number;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 3 entries by EntryId, a null value removes the entry */
             AlternatePhone?: {
                 /** @description 1 to 3 */
                 EntryId: number;
@@ -6545,7 +6199,7 @@ export interface components {
             AnalysisPmtIdType?: number;
             /** @description string, at most 40 characters */
             AnalysisPmtSlId?: string;
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 5 entries by EntryId, a null value removes the entry */
             AuthFeeOption?: {
                 /** @description 1 to 5 */
                 EntryId: number;
@@ -6561,15 +6215,9 @@ export interface components {
             BondIntYtd?: number;
             /** @description integer, -32768 to 32767 */
             Branch?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             BumpEffectiveDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             BumpExpirationDate?: string | null;
             /** @description rate, -9999999.999 to 9999999.999 */
             BumpRate?: number;
@@ -6599,19 +6247,13 @@ export interface components {
             Chapter4WithholdingCode?: number;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             ChargeOffAmount?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ChargeOffDate?: string | null;
             /** @description integer, -32768 to 32767 */
             ChargeOffType?: number;
             /** @description string, at most 40 characters */
             CheckDigits?: string;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             CloseDate?: string | null;
             /** @description integer, -32768 to 32767 */
             CorporateUserTransferCode?: number;
@@ -6637,19 +6279,13 @@ export interface components {
             CreditReportCompliance?: string;
             /** @description string, at most 40 characters */
             CreditReportConsumerInfo?: string;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             CreditReportConsumerInfoDate?: string | null;
             /** @description integer, -32768 to 32767 */
             CreditReportLastStatus?: number;
             /** @description string, at most 40 characters */
             CreditReportNumber?: string;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             CreditReportOccurDate?: string | null;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             CreditReportOriginalAmountRptd?: number;
@@ -6665,10 +6301,7 @@ export interface components {
             Description?: string;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             DivAccrual?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             DivAccrualDate?: string | null;
             /** @description integer, -32768 to 32767 */
             DivDisbUpdtActvtyD?: number;
@@ -6678,10 +6311,7 @@ export interface components {
             DivLastYear?: number;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             DivPeriodBalDays?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             DivPeriodStart?: string | null;
             /** @description integer, -32768 to 32767 */
             DivPostCode?: number;
@@ -6701,10 +6331,7 @@ export interface components {
             DividendRateMax?: number;
             /** @description rate, -9999999.999 to 9999999.999 */
             DividendRateMin?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             DividendRatePeriodDate?: string | null;
             /** @description integer, -32768 to 32767 */
             DividendRatePeriodFreq?: number;
@@ -6718,7 +6345,7 @@ export interface components {
             ExtAchXfrDailyLimitIn?: number;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             ExtAchXfrDailyLimitOut?: number;
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 4 entries by EntryId, a null value removes the entry */
             FeeCount?: {
                 /** @description 1 to 4 */
                 EntryId: number;
@@ -6728,7 +6355,7 @@ export interface components {
             FeeExemptCrtsyBal?: number;
             /** @description string, at most 4 characters, matching ^[0-9A-Za-z]{1,4}$, read-only: reported as a failed update */
             Id?: string;
-            /** @description money, -9999999999999.99 to 9999999999999.99; entries by EntryId, a null value removes the entry */
+            /** @description money, -9999999999999.99 to 9999999999999.99; at most 4 entries by EntryId, a null value removes the entry */
             InsuranceBalanceAge?: {
                 /** @description 1 to 4 */
                 EntryId: number;
@@ -6744,58 +6371,31 @@ export interface components {
             IrsCode?: number;
             /** @description integer, -32768 to 32767 */
             IrsPlan?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastAccrualUpdateDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastCrReportDate?: string | null;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             LastDirectDepAmt?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastDirectDepDate?: string | null;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             LastDivAmount?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastDivDate?: string | null;
-            /**
-             * Format: date
-             * @description date, read-only: reported as a failed update
-             */
+            /** @description date, read-only: reported as a failed update */
             LastFmDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastPurgeDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastTranDate?: string | null;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             LedgerAccrual?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LedgerAccrualDate?: string | null;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             LoanPaymentHold?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             MaturityDate?: string | null;
             /** @description integer, -32768 to 32767 */
             MaturityPostCode?: number;
@@ -6823,15 +6423,9 @@ export interface components {
             MtdPaidDivs?: number;
             /** @description rate, -9999999.999 to 9999999.999 */
             MtdPriorRateAccrual?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             NegativeBalanceDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             NegativeBalanceNoticeDate?: string | null;
             /** @description integer, -32768 to 32767 */
             NegativeBalanceNoticeNumber?: number;
@@ -6851,25 +6445,19 @@ export interface components {
             NsfMonthToDate?: number;
             /** @description integer, -32768 to 32767 */
             NsfYtd?: number;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 4 entries by EntryId, a null value removes the entry */
             OdtAuthFeeSrcCodeList?: {
                 /** @description 1 to 4 */
                 EntryId: number;
                 OdtAuthFeeSrcCodeList: string | null;
             }[];
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             OpenDate?: string | null;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             OriginalBalance?: number;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             OriginalDeposit?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             OriginalDepositDate?: string | null;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             OverdraftFeeLastYr?: number;
@@ -6877,7 +6465,7 @@ export interface components {
             OverdraftFeeYtd?: number;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             OverdraftTolerance?: number;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 6 entries by EntryId, a null value removes the entry */
             PayeeLine?: {
                 /** @description 1 to 6 */
                 EntryId: number;
@@ -6887,7 +6475,7 @@ export interface components {
             PayeeNameLocator?: number;
             /** @description integer, -32768 to 32767 */
             PayeeNameType?: number;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 3 entries by EntryId, a null value removes the entry */
             PayeePhone?: {
                 /** @description 1 to 3 */
                 EntryId: number;
@@ -6905,19 +6493,19 @@ export interface components {
             PeriodicStartRate?: number;
             /** @description integer, -32768 to 32767 */
             PositivePayDraft?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99; entries by EntryId, a null value removes the entry */
+            /** @description money, -9999999999999.99 to 9999999999999.99; at most 3 entries by EntryId, a null value removes the entry */
             PreMthDivAccrued?: {
                 /** @description 1 to 3 */
                 EntryId: number;
                 PreMthDivAccrued: number | null;
             }[];
-            /** @description money, -9999999999999.99 to 9999999999999.99; entries by EntryId, a null value removes the entry */
+            /** @description money, -9999999999999.99 to 9999999999999.99; at most 12 entries by EntryId, a null value removes the entry */
             PreMthDivEarned?: {
                 /** @description 1 to 12 */
                 EntryId: number;
                 PreMthDivEarned: number | null;
             }[];
-            /** @description money, -9999999999999.99 to 9999999999999.99; entries by EntryId, a null value removes the entry */
+            /** @description money, -9999999999999.99 to 9999999999999.99; at most 3 entries by EntryId, a null value removes the entry */
             PreMthDivPaid?: {
                 /** @description 1 to 3 */
                 EntryId: number;
@@ -6927,10 +6515,7 @@ export interface components {
             PutItemSchd?: number;
             /** @description integer, -32768 to 32767 */
             PutItemSchdType?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
             /** @description string, at most 40 characters */
             Reference?: string;
@@ -6948,7 +6533,7 @@ export interface components {
             RenewTermFreq?: number;
             /** @description integer, -32768 to 32767 */
             RenewTermPeriod?: number;
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 8 entries by EntryId, a null value removes the entry */
             Service?: {
                 /** @description 1 to 8 */
                 EntryId: number;
@@ -6966,19 +6551,13 @@ export interface components {
             StateWithholdingQtd?: number;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             StateWithholdingYtd?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             StatementDate?: string | null;
             /** @description integer, -32768 to 32767 */
             StatementGroup?: number;
             /** @description integer, -32768 to 32767 */
             StatementMailCode?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             StatementPrevDate?: string | null;
             /** @description integer, -32768 to 32767 */
             SweepBalanceType?: number;
@@ -7010,27 +6589,20 @@ export interface components {
             UserChar3?: string;
             /** @description string, at most 40 characters */
             UserChar4?: string;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate1?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate2?: string | null;
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 20 entries by EntryId, a null value removes the entry */
             WarningCode?: {
                 /** @description 1 to 20 */
                 EntryId: number;
                 WarningCode: number | null;
             }[];
-            /** @description date; entries by EntryId, a null value removes the entry */
+            /** @description date; at most 20 entries by EntryId, a null value removes the entry */
             WarningExpiration?: {
                 /** @description 1 to 20 */
                 EntryId: number;
-                /** Format: date */
                 WarningExpiration: string | null;
             }[];
             /** @description integer, -32768 to 32767 */
@@ -7062,7 +6634,7 @@ export interface components {
         ShareAnalysisUpdatableFields: {
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             CashAmtTotal?: number;
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 100 entries by EntryId, a null value removes the entry */
             Counter?: {
                 /** @description 1 to 100 */
                 EntryId: number;
@@ -7072,22 +6644,13 @@ export interface components {
             Locator?: number;
             /** @description integer, 0 to 9999 */
             Plan?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             StatementDate?: string | null;
             /** @description integer, 0 to 9999 */
             StatementGroup?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             StatementPrevDate?: string | null;
         };
         /** @description Fields of ShareAnalysisGroup to update (2022.01 family). */
@@ -7100,10 +6663,7 @@ export interface components {
             Id?: string;
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
         };
         /** @description Fields of ShareAnalysisPlan to update (2022.01 family). */
@@ -7114,13 +6674,13 @@ export interface components {
             CashAtmTotals?: number;
             /** @description rate, -9999999.999 to 9999999.999 */
             CashRate?: number;
-            /** @description money, 0 to 9999999999999.99; entries by EntryId, a null value removes the entry */
+            /** @description money, 0 to 9999999999999.99; at most 100 entries by EntryId, a null value removes the entry */
             Charge?: {
                 /** @description 1 to 100 */
                 EntryId: number;
                 Charge: number | null;
             }[];
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 100 entries by EntryId, a null value removes the entry */
             ChargeType?: {
                 /** @description 1 to 100 */
                 EntryId: number;
@@ -7132,17 +6692,11 @@ export interface components {
             Description?: string;
             /** @description integer, -32768 to 32767 */
             EarnRateMethod?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             EffectiveDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ExpirationDate?: string | null;
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 100 entries by EntryId, a null value removes the entry */
             Free?: {
                 /** @description 1 to 100 */
                 EntryId: number;
@@ -7158,10 +6712,7 @@ export interface components {
             MinimumCharge?: number;
             /** @description integer, 0 to 9999 */
             Plan?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             Tier1Balance?: number;
@@ -7194,7 +6745,7 @@ export interface components {
             Branch?: number;
             /** @description integer, -32768 to 32767 */
             BusBindingStyle?: number;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 8 entries by EntryId, a null value removes the entry */
             BusCaptions?: {
                 /** @description 1 to 8 */
                 EntryId: number;
@@ -7230,13 +6781,13 @@ export interface components {
             ImprintFont?: number;
             /** @description integer, -32768 to 32767 */
             ImprintJustify?: number;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 6 entries by EntryId, a null value removes the entry */
             ImprintLine?: {
                 /** @description 1 to 6 */
                 EntryId: number;
                 ImprintLine: string | null;
             }[];
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 6 entries by EntryId, a null value removes the entry */
             ImprintLineSize?: {
                 /** @description 1 to 6 */
                 EntryId: number;
@@ -7246,7 +6797,7 @@ export interface components {
             ImprintPhone?: string;
             /** @description string, at most 40 characters */
             ImprintState?: string;
-            /** @description integer, -32768 to 32767; entries by EntryId, a null value removes the entry */
+            /** @description integer, -32768 to 32767; at most 6 entries by EntryId, a null value removes the entry */
             ImprintUsage?: {
                 /** @description 1 to 6 */
                 EntryId: number;
@@ -7254,22 +6805,13 @@ export interface components {
             }[];
             /** @description string, at most 40 characters */
             ImprintZipCode?: string;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastFmDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastFreeOrder?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastOrderDate?: string | null;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 2 entries by EntryId, a null value removes the entry */
             License?: {
                 /** @description 1 to 2 */
                 EntryId: number;
@@ -7277,7 +6819,7 @@ export interface components {
             }[];
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 6 entries by EntryId, a null value removes the entry */
             MailAddress?: {
                 /** @description 1 to 6 */
                 EntryId: number;
@@ -7293,16 +6835,13 @@ export interface components {
             MicrLine?: string;
             /** @description integer, -32768 to 32767 */
             NumberSigLines?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             OpenDate?: string | null;
             /** @description integer, -32768 to 32767 */
             OverSigFont?: number;
             /** @description integer, -32768 to 32767 */
             OverSigJustify?: number;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 2 entries by EntryId, a null value removes the entry */
             OverSigLine?: {
                 /** @description 1 to 2 */
                 EntryId: number;
@@ -7320,10 +6859,7 @@ export interface components {
             PromoNumber?: string;
             /** @description integer, 0 to 9999 */
             Quantity?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
             /** @description integer, -32768 to 32767 */
             RerunReason?: number;
@@ -7333,20 +6869,23 @@ export interface components {
             ShipTo?: number;
             /** @description string, at most 40 characters */
             SigFigure?: string;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 8 entries by EntryId, a null value removes the entry */
             SpecialInstr?: {
                 /** @description 1 to 8 */
                 EntryId: number;
                 SpecialInstr: string | null;
             }[];
+            /** @description string, at most 9 characters, matching ^[0-9]{9}$; at most 2 entries by EntryId, a null value removes the entry */
+            Ssn?: {
+                /** @description 1 to 2 */
+                EntryId: number;
+                Ssn: string | null;
+            }[];
             /** @description integer, 0 to 2147483647 */
             StartNumber?: number;
             /** @description integer, 0 to 9999 */
             Status?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             StatusDate?: string | null;
             /** @description integer, -32768 to 32767 */
             TaxExemptCode?: number;
@@ -7363,15 +6902,9 @@ export interface components {
             Amount?: number;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             AvailableBalance?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             EffectiveDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ExpirationDate?: string | null;
             /** @description integer, -32768 to 32767 */
             ExpirationTime?: number;
@@ -7379,10 +6912,7 @@ export interface components {
             FeeCode?: number;
             /** @description string, at most 40 characters */
             FeeDescription?: string;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             HoldCreationDate?: string | null;
             /** @description string, at most 40 characters */
             HoldCreationTime?: string;
@@ -7390,10 +6920,7 @@ export interface components {
             LedgerBalance?: number;
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             MatchDate?: string | null;
             /** @description integer, -32768 to 32767 */
             MatchTime?: number;
@@ -7401,10 +6928,7 @@ export interface components {
             MemberBranch?: string;
             /** @description string, at most 40 characters */
             PayeeName?: string;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
             /** @description string, at most 40 characters */
             Reference1?: string;
@@ -7425,17 +6949,11 @@ export interface components {
         ShareNoteUpdatableFields: {
             /** @description integer, 0 to 9999 */
             Code?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             EnterDate?: string | null;
             /** @description integer, -32768 to 32767 */
             EnterTime?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ExpirationDate?: string | null;
             /** @description string, at most 40 characters */
             Id?: string;
@@ -7443,12 +6961,9 @@ export interface components {
             IdType?: number;
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 50 entries by EntryId, a null value removes the entry */
             Text?: {
                 /** @description 1 to 50 */
                 EntryId: number;
@@ -7475,15 +6990,9 @@ export interface components {
             Day1?: number;
             /** @description integer, 0 to 31 */
             Day2?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             EffectiveDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ExpirationDate?: string | null;
             /** @description string, at most 40 characters */
             ExtLoanAccount?: string;
@@ -7493,10 +7002,7 @@ export interface components {
             Id?: string;
             /** @description integer, 0 to 9999 */
             IdType?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastDate?: string | null;
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
@@ -7506,19 +7012,13 @@ export interface components {
             MaximumBalance?: number;
             /** @description money, -9999999999999.99 to 9999999999999.99 */
             MinimumBalance?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             NextDate?: string | null;
             /** @description integer, 0 to 9999 */
             PaymentType?: number;
             /** @description rate, -9999999.999 to 9999999.999 */
             Percent?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             RecordChangeDate?: string | null;
             /** @description integer, 0 to 9999 */
             RegE?: number;
@@ -7535,80 +7035,35 @@ export interface components {
         };
         /** @description Fields of ShareName to update (2022.01 family). */
         ShareNameUpdatableFields: {
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ActiveDutySeparationDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ActiveDutyStartDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ActiveDutyVerificationDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             AddrExpDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             BirthDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             CreditReportAddrIndicatorDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             CreditReportConsumerInfoDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             DeathDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             EffectiveDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ExpirationDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             LastAddrVerifDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             MbrExpDate?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate1?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate2?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             W8ExpirationDate?: string | null;
             /** @description integer, 0 to 9999 */
             ActiveDuty?: number;
@@ -7772,65 +7227,56 @@ export interface components {
             WorkPhoneExtension?: string;
             /** @description string, at most 10 characters */
             ZipCode?: string;
-            /** @description integer, 0 to 9999; entries by EntryId, a null value removes the entry */
+            /** @description integer, 0 to 9999; at most 3 entries by EntryId, a null value removes the entry */
             IdentDocFlag?: {
                 /** @description 1 to 3 */
                 EntryId: number;
                 IdentDocFlag: number | null;
             }[];
-            /** @description string, at most 40 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 40 characters; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdDescription?: {
                 /** @description 1 to 3 */
                 EntryId: number;
                 IdentIdDescription: string | null;
             }[];
-            /** @description date; entries by EntryId, a null value removes the entry */
+            /** @description date; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdExpireDate?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                /** Format: date */
                 IdentIdExpireDate: string | null;
             }[];
-            /** @description date; entries by EntryId, a null value removes the entry */
+            /** @description date; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdIssueDate?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                /** Format: date */
                 IdentIdIssueDate: string | null;
             }[];
-            /** @description string, at most 20 characters; entries by EntryId, a null value removes the entry */
+            /** @description string, at most 20 characters; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdNumber?: {
                 /** @description 1 to 3 */
                 EntryId: number;
                 IdentIdNumber: string | null;
             }[];
-            /** @description integer, 0 to 9999; entries by EntryId, a null value removes the entry */
+            /** @description integer, 0 to 9999; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdType?: {
                 /** @description 1 to 3 */
                 EntryId: number;
                 IdentIdType: number | null;
             }[];
-            /** @description date; entries by EntryId, a null value removes the entry */
+            /** @description date; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdVerifyDate?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                /** Format: date */
                 IdentIdVerifyDate: string | null;
             }[];
         };
         /** @description Fields of ShareTracking to update (2022.01 family). */
         ShareTrackingUpdatableFields: {
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             CreationDate?: string | null;
             /** @description integer, 0 to 2359 */
             CreationTime?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             ExpireDate?: string | null;
             /** @description integer, 0 to 9999 */
             TrackingCode?: number;
@@ -7956,105 +7402,45 @@ export interface components {
             UserCode19?: number;
             /** @description integer, 0 to 9999 */
             UserCode20?: number;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate1?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate2?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate3?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate4?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate5?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate6?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate7?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate8?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate9?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate10?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate11?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate12?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate13?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate14?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate15?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate16?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate17?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate18?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate19?: string | null;
-            /**
-             * Format: date
-             * @description date
-             */
+            /** @description date */
             UserDate20?: string | null;
             /** @description integer, 0 to 32767 */
             UserId?: number;
@@ -8817,10 +8203,10 @@ export interface operations {
                         UpdateStatus: {
                             isAllFieldsUpdateSuccess: boolean;
                             /**
-                             * @description null when nothing failed
+                             * @description null when nothing failed; one failure object naming every failed field otherwise
                              * @default null
                              */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][] | null;
+                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | null;
                             Version_1: null;
                             _value_1: null;
                         };
@@ -8883,10 +8269,10 @@ export interface operations {
                         UpdateStatus: {
                             isAllFieldsUpdateSuccess: boolean;
                             /**
-                             * @description null when nothing failed
+                             * @description null when nothing failed; one failure object naming every failed field otherwise
                              * @default null
                              */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][] | null;
+                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | null;
                             Version_1: null;
                             _value_1: null;
                         };
@@ -8949,10 +8335,10 @@ export interface operations {
                         UpdateStatus: {
                             isAllFieldsUpdateSuccess: boolean;
                             /**
-                             * @description null when nothing failed
+                             * @description null when nothing failed; one failure object naming every failed field otherwise
                              * @default null
                              */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][] | null;
+                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | null;
                             Version_1: null;
                             _value_1: null;
                         };
@@ -9015,10 +8401,10 @@ export interface operations {
                         UpdateStatus: {
                             isAllFieldsUpdateSuccess: boolean;
                             /**
-                             * @description null when nothing failed
+                             * @description null when nothing failed; one failure object naming every failed field otherwise
                              * @default null
                              */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][] | null;
+                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | null;
                             Version_1: null;
                             _value_1: null;
                         };
@@ -9081,10 +8467,10 @@ export interface operations {
                         UpdateStatus: {
                             isAllFieldsUpdateSuccess: boolean;
                             /**
-                             * @description null when nothing failed
+                             * @description null when nothing failed; one failure object naming every failed field otherwise
                              * @default null
                              */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][] | null;
+                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | null;
                             Version_1: null;
                             _value_1: null;
                         };
@@ -9147,10 +8533,10 @@ export interface operations {
                         UpdateStatus: {
                             isAllFieldsUpdateSuccess: boolean;
                             /**
-                             * @description null when nothing failed
+                             * @description null when nothing failed; one failure object naming every failed field otherwise
                              * @default null
                              */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][] | null;
+                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | null;
                             Version_1: null;
                             _value_1: null;
                         };
@@ -9213,10 +8599,10 @@ export interface operations {
                         UpdateStatus: {
                             isAllFieldsUpdateSuccess: boolean;
                             /**
-                             * @description null when nothing failed
+                             * @description null when nothing failed; one failure object naming every failed field otherwise
                              * @default null
                              */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][] | null;
+                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | null;
                             Version_1: null;
                             _value_1: null;
                         };
@@ -9279,10 +8665,10 @@ export interface operations {
                         UpdateStatus: {
                             isAllFieldsUpdateSuccess: boolean;
                             /**
-                             * @description null when nothing failed
+                             * @description null when nothing failed; one failure object naming every failed field otherwise
                              * @default null
                              */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][] | null;
+                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | null;
                             Version_1: null;
                             _value_1: null;
                         };
@@ -9345,7 +8731,7 @@ export interface operations {
                         UpdateStatus: {
                             isAllFieldsUpdateSuccess: boolean;
                             /**
-                             * @description A single object with empty members when nothing failed; the failures otherwise
+                             * @description A single object: empty members when nothing failed; one failure naming every failed field otherwise
                              * @default {
                              *       "Record": null,
                              *       "ErrorCode": null,
@@ -9353,12 +8739,12 @@ export interface operations {
                              *       "PrimaryKeyField": []
                              *     }
                              */
-                            FailedUpdateStatus: {
+                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | {
                                 Record: null;
                                 ErrorCode: null;
                                 ErrorMessage: null;
                                 PrimaryKeyField: unknown[];
-                            } | components["schemas"]["FailedUpdateItem"][];
+                            };
                         };
                     };
                 };
@@ -9418,7 +8804,7 @@ export interface operations {
                         UpdateStatus: {
                             isAllFieldsUpdateSuccess: boolean;
                             /**
-                             * @description A single object with empty members when nothing failed; the failures otherwise
+                             * @description A single object: empty members when nothing failed; one failure naming every failed field otherwise
                              * @default {
                              *       "Record": null,
                              *       "ErrorCode": null,
@@ -9426,12 +8812,12 @@ export interface operations {
                              *       "PrimaryKeyField": []
                              *     }
                              */
-                            FailedUpdateStatus: {
+                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | {
                                 Record: null;
                                 ErrorCode: null;
                                 ErrorMessage: null;
                                 PrimaryKeyField: unknown[];
-                            } | components["schemas"]["FailedUpdateItem"][];
+                            };
                         };
                     };
                 };
