@@ -21,17 +21,14 @@ function floorRule(folder, floor, prefix) {
   const below = FLOORS.slice(0, floor).flat();
   const forbidden = FLOORS.flat().filter((name) => name !== folder && !below.includes(name));
   if (forbidden.length === 0) return {};
+  const message = `src/${folder} is on floor ${floor}; it may import only from ${below.join(', ') || 'nothing in src'} (eslint.config.js FLOORS)`;
+  const regex = `^${prefix}(${forbidden.join('|')})(/|\\.js$)`;
   return {
-    'no-restricted-imports': [
+    'no-restricted-imports': ['error', { patterns: [{ regex, message }] }],
+    // The same for a dynamic import(): a selector's regular expression cannot hold a slash, so \x2F stands for it.
+    'no-restricted-syntax': [
       'error',
-      {
-        patterns: [
-          {
-            regex: `^${prefix}(${forbidden.join('|')})(/|\\.js$)`,
-            message: `src/${folder} is on floor ${floor}; it may import only from ${below.join(', ') || 'nothing in src'} (eslint.config.js FLOORS)`,
-          },
-        ],
-      },
+      { selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\x2F')}/]`, message },
     ],
   };
 }

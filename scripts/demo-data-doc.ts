@@ -4,7 +4,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { demoExamples, renderDemoDataDoc } from '../src/seed/examples.js';
+import { renderDemoDataDoc } from '../src/seed/demo-data-doc.js';
+import { demoExamples } from '../src/seed/examples.js';
 import { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED } from '../src/seed/load.js';
 
 const target = fileURLToPath(new URL('../docs/demo-data.md', import.meta.url));

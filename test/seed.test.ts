@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { after, test } from 'node:test';
 import { sql } from 'kysely';
 import { RECORDS, fieldOf, recordDef, type FieldDef, type RecordDef } from '../src/catalog/index.js';
-import { demoExamples, renderDemoDataDoc, type DemoExamples } from '../src/seed/examples.js';
+import { renderDemoDataDoc } from '../src/seed/demo-data-doc.js';
+import { demoExamples, type DemoExamples } from '../src/seed/examples.js';
 import {
   NUMBERINGS,
   SEEDED_RECORD_NAMES,

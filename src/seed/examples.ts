@@ -11,8 +11,6 @@ import { generateAccount } from './generate.js';
 import { CARD_STATUS, LOOKUP_KINDS } from './member-access.js';
 import { accountNumberOf, luhnCheckDigit } from './numbering.js';
 
-export { renderDemoDataDoc } from './demo-data-doc.js';
-
 /** Examples come from the first accounts where possible, so they exist in any dataset of that size. */
 const PREFERRED_ACCOUNTS = 50;
 /** File-maintenance history rows of the short collateral example at most. */
