@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { messages, PGlite } from '@electric-sql/pglite';
+import { messages, PGlite, protocol } from '@electric-sql/pglite';
 import { CompiledQuery, Kysely, sql } from 'kysely';
 import { fieldOf, recordDef, type RecordDef } from '../src/catalog/index.js';
 import { secretsFromMaster } from '../src/crypto/secrets.js';
@@ -16,6 +16,15 @@ import { memberSecrets, settings } from '../src/store/access.js';
 import type { Database, Db } from '../src/store/database.js';
 import { idempotencyKeys } from '../src/store/idempotency.js';
 import { PGliteDialect } from '../src/store/pglite-dialect.js';
+import {
+  bindMessage,
+  describeMessage,
+  executeMessage,
+  parseMessage,
+  readReply,
+  syncMessage,
+  type Parsers,
+} from '../src/store/pglite-wire.js';
 import { lookups } from '../src/store/lookups.js';
 import { QUERY_SNAPSHOT_FILE, renderQuerySnapshot } from '../src/store/query-snapshot.js';
 import { recordTree, type ReadPlan } from '../src/store/record-tree.js';
@@ -218,6 +227,22 @@ describe('the embedded database, one connection shared by every request', () => 
       assert.deepEqual(bound.rows, theirs.rows);
       assert.deepEqual(ours.rows, theirs.rows);
       assert.equal(bound.rows[0]?.sent, sent);
+    });
+
+    test("its Bind says to the backend what PGlite's own serializer says: text values, nulls, multi-byte text", async () => {
+      const values = ['Ünïcødé 🐢 — 中文', null, '42', ''];
+      const text = 'select $1::text as a, $2::text as b, $3::int as c, $4::text as d';
+      const run = async (bind: Uint8Array) => {
+        const chunks: Buffer[] = [];
+        const messages = [parseMessage('', text), bind, describeMessage('P'), executeMessage(), syncMessage()];
+        await pglite.execProtocolRawStream(Buffer.concat(messages), {
+          onRawData: (chunk) => void chunks.push(Buffer.from(chunk)),
+        });
+        return readReply(Buffer.concat(chunks), pglite.parsers as Parsers).results.map((result) => result.rows);
+      };
+      const theirs = await run(protocol.serialize.bind({ statement: '', values }));
+      assert.deepEqual(await run(bindMessage('', values)), theirs);
+      assert.deepEqual(theirs, [[{ a: values[0], b: null, c: 42, d: '' }]]);
     });
 
     test('says how many rows a statement changed', async () => {

@@ -68,13 +68,13 @@ class PGliteConnection implements DatabaseConnection {
   private readonly prepared = new Map<string, Prepared>();
   private preparedCount = 0;
   /** Close messages of the statements let go, sent with the next call. */
-  private closing: Buffer[] = [];
+  private closing: Uint8Array[] = [];
   /**
    * A transaction's `begin`, not sent yet: it goes into the backend in the same call as the transaction's
    * first statement (before it, as its own unnamed statement, with no Sync between), one call fewer per
    * transaction. A statement that fails after it leaves the transaction failed, and Kysely rolls it back.
    */
-  private pendingBegin: Buffer | undefined;
+  private pendingBegin: Uint8Array | undefined;
 
   constructor(
     private readonly pglite: PGlite,
@@ -90,7 +90,7 @@ class PGliteConnection implements DatabaseConnection {
    * One call into the backend: the messages, sent together, then its reply. Without `syncToFs`: the filesystems the store
    * opens PGlite on (a directory, or memory) write through, and their sync does nothing but take a lock.
    */
-  private async call(...messages: Buffer[]): Promise<WireReply> {
+  private async call(...messages: Uint8Array[]): Promise<WireReply> {
     const chunks: Buffer[] = [];
     await this.pglite.execProtocolRawStream(Buffer.concat(messages), {
       syncToFs: false,
@@ -102,7 +102,7 @@ class PGliteConnection implements DatabaseConnection {
   }
 
   /** What goes in ahead of the next statement, now sent: the statements let go, then the pending `begin`. */
-  private takePending(): Buffer[] {
+  private takePending(): Uint8Array[] {
     const pending = this.pendingBegin ? [...this.closing, this.pendingBegin] : this.closing;
     this.closing = [];
     this.pendingBegin = undefined;
