@@ -286,7 +286,7 @@ describe('coregate token and user commands', () => {
   });
 });
 
-describe("the README's gateway try-out: coregate in front of coregate's SOAP face as the core", () => {
+describe("the gateway try-out of docs/gateway.md: coregate in front of coregate's SOAP face as the core", () => {
   const coreDir = mkdtempSync(join(tmpdir(), 'coregate-core-'));
   const gatewayDir = mkdtempSync(join(tmpdir(), 'coregate-gateway-'));
   let core: Started;
