@@ -8,15 +8,15 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { addressKey } from '../src/http/connections.js';
+import { callerAddress } from '../src/security/authenticator.js';
 import { createHarness, type Harness } from './support/harness.js';
-import { CLI, serve, stop, type Served } from './support/serve-process.js';
+import { CLI, rssMb, serve, stop, type Served } from './support/serve-process.js';
 
 const ADMIN_PASSWORD = 'edge-admin-password';
 const PER_ADDRESS = 64;
@@ -30,12 +30,6 @@ function coregate(dataDir: string, ...args: string[]): string {
   });
   assert.equal(run.status, 0, run.stderr);
   return run.stdout;
-}
-
-/** The resident memory of a process, in megabytes. */
-function rssMb(pid: number): number {
-  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return Number(kb) / 1024;
 }
 
 interface Answer {
@@ -288,15 +282,15 @@ describe('a server facing hostile clients', () => {
 
 describe('the address a connection counts under', () => {
   test('an IPv4 address whole, also when IPv4-mapped', () => {
-    assert.equal(addressKey('10.0.0.7'), '10.0.0.7');
-    assert.equal(addressKey('::ffff:10.0.0.7'), '10.0.0.7');
+    assert.equal(callerAddress('10.0.0.7'), '10.0.0.7');
+    assert.equal(callerAddress('::ffff:10.0.0.7'), '10.0.0.7');
   });
 
   test('an IPv6 address by its /64, however it is written', () => {
-    assert.equal(addressKey('2001:db8:1:2:aaaa::1'), '2001:db8:1:2::/64');
-    assert.equal(addressKey('2001:0db8:0001:0002:ffff:ffff:ffff:ffff'), '2001:db8:1:2::/64');
-    assert.equal(addressKey('2001:db8::1'), '2001:db8:0:0::/64');
-    assert.equal(addressKey('::1'), '0:0:0:0::/64');
+    assert.equal(callerAddress('2001:db8:1:2:aaaa::1'), '2001:db8:1:2::/64');
+    assert.equal(callerAddress('2001:0db8:0001:0002:ffff:ffff:ffff:ffff'), '2001:db8:1:2::/64');
+    assert.equal(callerAddress('2001:db8::1'), '2001:db8:0:0::/64');
+    assert.equal(callerAddress('::1'), '0:0:0:0::/64');
   });
 });
 

@@ -10,15 +10,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { serve, stop, type Served } from './support/serve-process.js';
+import { rssMb, serve, stop, type Served } from './support/serve-process.js';
 
 const LOOKUP_CACHE_ENTRIES = 200;
 const COLLATERAL_CACHE_MB = 1;
-
-function rssMb(pid: number): number {
-  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return Number(kb) / 1024;
-}
 
 /** Sends `count` requests, 16 at a time; `check` sees each status. */
 async function drive(

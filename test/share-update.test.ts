@@ -45,6 +45,12 @@ async function historyRows(h: Harness, where = sql`true`) {
 }
 
 const hold = SHARE_UPDATE_RECORDS.find((r) => r.name === 'ShareHold')!;
+/** The PrimaryKeyField of a hold's failure: its account, share and locator. */
+const holdKey = (target: ShareTarget) => [
+  { Name: 'AccountNumber', Value: target.accountNumber },
+  { Name: 'ShareId', Value: target.shareId },
+  { Name: 'ShareHoldLocator', Value: String(target.locator) },
+];
 const name = SHARE_UPDATE_RECORDS.find((r) => r.name === 'ShareName')!;
 const note = SHARE_UPDATE_RECORDS.find((r) => r.name === 'ShareNote')!;
 const share = SHARE_UPDATE_RECORDS.find((r) => r.name === 'Share')!;
@@ -127,11 +133,7 @@ for (const backend of BACKENDS) {
           Record: 'ShareHold',
           ErrorCode: 'STRING_TOO_LONG',
           ErrorMessage: 'Reference1 must be at most 40 characters',
-          PrimaryKeyField: [
-            { Name: 'AccountNumber', Value: target.accountNumber },
-            { Name: 'ShareId', Value: target.shareId },
-            { Name: 'ShareHoldLocator', Value: String(target.locator) },
-          ],
+          PrimaryKeyField: holdKey(target),
         },
       ]);
       const after = await stored(
@@ -152,11 +154,7 @@ for (const backend of BACKENDS) {
         Record: 'ShareHold',
         ErrorCode: 'TOO_MANY_DECIMALS',
         ErrorMessage: 'Amount takes at most 2 decimal places; Reference1 must be at most 40 characters',
-        PrimaryKeyField: [
-          { Name: 'AccountNumber', Value: target.accountNumber },
-          { Name: 'ShareId', Value: target.shareId },
-          { Name: 'ShareHoldLocator', Value: String(target.locator) },
-        ],
+        PrimaryKeyField: holdKey(target),
       });
       assert.equal(body.UpdateStatus.isAllFieldsUpdateSuccess, false);
       assert.equal(body.UpdateStatus.Version_1, null);

@@ -52,6 +52,14 @@ export function decimalPlaces(value: number): number {
 }
 
 /**
+ * The failure of a date no calendar has (or not of the form YYYY-MM-DD): the same words for the store's
+ * field rules and the gateway's wire rules, so both faces report it alike.
+ */
+export function invalidDate(name: string, value: unknown): FieldRuleViolation {
+  return { code: 'INVALID_DATE', message: `${name} must be a calendar date YYYY-MM-DD, got "${String(value)}"` };
+}
+
+/**
  * The first rule a value breaks, or undefined. `null` clears a field and breaks no rule. The value's
  * JSON type has already been checked by the request schema.
  */
@@ -90,8 +98,6 @@ export function fieldRuleViolation(field: FieldDef, value: unknown): FieldRuleVi
       return range();
     }
     case 'date':
-      return isCalendarDate(value as string)
-        ? undefined
-        : { code: 'INVALID_DATE', message: `${field.name} must be a calendar date YYYY-MM-DD, got "${String(value)}"` };
+      return isCalendarDate(value as string) ? undefined : invalidDate(field.name, value);
   }
 }

@@ -7,7 +7,7 @@
  * core judges the rest.
  */
 import { SHORT_MAX, SHORT_MIN } from './core-fields.js';
-import { isCalendarDate, type FieldRuleViolation } from './field-rules.js';
+import { invalidDate, isCalendarDate, type FieldRuleViolation } from './field-rules.js';
 import { INT4_MAX, INT4_MIN, type FieldDef } from './fields.js';
 import type { RecordDef } from './records.js';
 import { elementsOf, recordElements, type XsdElement } from './symxchange/index.js';
@@ -23,8 +23,7 @@ function scalarViolation(what: string, xsdType: string, value: unknown): FieldRu
   const range = RANGES[xsdType];
   if (range && typeof value === 'number' && (value < range[0] || value > range[1]))
     return { code: 'OUT_OF_RANGE', message: `${what} must be between ${range[0]} and ${range[1]} (${xsdType})` };
-  if (xsdType === 'xsd:date' && typeof value === 'string' && !isCalendarDate(value))
-    return { code: 'INVALID_DATE', message: `${what} must be a calendar date YYYY-MM-DD, got "${value}"` };
+  if (xsdType === 'xsd:date' && typeof value === 'string' && !isCalendarDate(value)) return invalidDate(what, value);
   return undefined;
 }
 

@@ -1,12 +1,13 @@
 /**
  * Who may hold the server's connections. The process takes at most `COREGATE_MAX_CONNECTIONS`; so that one
  * client cannot hold all of them (slow bodies, idle sockets, a loop of refused calls), each client address
- * holds at most `COREGATE_MAX_CONNECTIONS_PER_ADDRESS` (an IPv6 client by its /64, which one host usually
- * has whole), and a call that is refused closes its connection as soon as it is answered.
+ * holds at most `COREGATE_MAX_CONNECTIONS_PER_ADDRESS` (counted as lockouts count a caller: an IPv6 client
+ * by its /64, which one host usually has whole), and a call that is refused closes its connection as soon as it is answered.
  */
 import type { Server } from 'node:http';
 import { BlockList, isIPv4, isIPv6, type Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { callerAddress } from '../security/authenticator.js';
 
 /** Statuses of a call refused before any work: its client gets no further use of the connection. */
 const REFUSED_STATUSES: ReadonlySet<number> = new Set([401, 403, 413, 415, 429]);
@@ -18,28 +19,6 @@ const REFUSED_CODES: ReadonlySet<string> = new Set([
   'UNSUPPORTED_MEDIA_TYPE',
   'RATE_LIMITED',
 ]);
-
-/**
- * The key a connection counts under: an IPv4 address (also IPv4-mapped IPv6) whole, an IPv6 address by its
- * first 64 bits.
- * @example addressKey('::ffff:10.0.0.7') // '10.0.0.7'
- * @example addressKey('2001:db8:1:2:aaaa::1') // '2001:db8:1:2::/64'
- */
-export function addressKey(address: string): string {
-  const mapped = /^::ffff:([0-9.]+)$/i.exec(address);
-  if (mapped) return mapped[1]!;
-  if (!isIPv6(address)) return address;
-  const [head = '', tail = ''] = address.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = address.includes('::')
-    ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
-    : left;
-  return `${groups
-    .slice(0, 4)
-    .map((group) => group.toLowerCase().replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`;
-}
 
 /** A list of addresses and CIDR ranges (`10.0.0.5`, `10.1.0.0/16`, `fd00::/8`), or undefined when empty. */
 function addressList(entries: readonly string[]): BlockList | undefined {
@@ -81,7 +60,7 @@ export function limitConnectionsPerAddress(server: Server, options: ConnectionLi
     const address = socket.remoteAddress;
     if (address === undefined) return;
     if (trusted && inList(trusted, address)) return;
-    const key = addressKey(address);
+    const key = callerAddress(address);
     const count = (open.get(key) ?? 0) + 1;
     if (count > options.perAddress) {
       options.onRefused?.();

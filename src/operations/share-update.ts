@@ -183,13 +183,25 @@ function recordKey(record: RecordDef, body: UpdateBody): ShareRecordKey {
   };
 }
 
-function primaryKeyFields(record: RecordDef, key: ShareRecordKey, row: Row): FailureBody['PrimaryKeyField'] {
+/** The failures of broken field rules, each naming the record by its key (its ShareId as `shareId` says). */
+function failuresOf(
+  record: RecordDef,
+  key: ShareRecordKey,
+  shareId: string,
+  violations: readonly FieldRuleViolation[],
+): FailureBody[] {
   const locator = locatorName(record);
-  return [
+  const primaryKey = [
     { Name: 'AccountNumber', Value: key.accountNumber },
-    { Name: 'ShareId', Value: String(row.share_id ?? '') },
+    { Name: 'ShareId', Value: shareId },
     ...(locator ? [{ Name: locator, Value: String(key.locator) }] : []),
   ];
+  return violations.map((violation) => ({
+    Record: record.name,
+    ErrorCode: violation.code,
+    ErrorMessage: violation.message,
+    PrimaryKeyField: primaryKey,
+  }));
 }
 
 // ---- Planning the changes ----
@@ -360,13 +372,8 @@ async function applyUpdate(record: RecordDef, family: Family, context: Operation
   const plan = planChanges(record, row, submitted, secrets);
   const history = historyRows(record, key, row, plan.changes, caller.userNumber, secrets);
   await shareRecords.write(db, record, key, toRow(record, plan.values, {}, secrets), history);
-  const primaryKey = primaryKeyFields(record, key, row);
-  const failures = plan.violations.map(({ violation }) => ({
-    Record: record.name,
-    ErrorCode: violation.code,
-    ErrorMessage: violation.message,
-    PrimaryKeyField: primaryKey,
-  }));
+  const violations = plan.violations.map(({ violation }) => violation);
+  const failures = failuresOf(record, key, String(row.share_id ?? ''), violations);
   return response(family, record, failures);
 }
 
@@ -427,18 +434,7 @@ function coreRequest(record: RecordDef, family: Family, body: UpdateBody): CoreR
     if (violation) violations.push(violation);
     else carried[name] = value;
   }
-  const locator = locatorName(record);
-  const primaryKey = [
-    { Name: 'AccountNumber', Value: body.AccountNumber },
-    { Name: 'ShareId', Value: body.ShareId ?? '' },
-    ...(locator ? [{ Name: locator, Value: String(property(body, locator)) }] : []),
-  ];
-  const failures = violations.map((violation) => ({
-    Record: record.name,
-    ErrorCode: violation.code,
-    ErrorMessage: violation.message,
-    PrimaryKeyField: primaryKey,
-  }));
+  const failures = failuresOf(record, recordKey(record, body), body.ShareId ?? '', violations);
   const request =
     Object.keys(carried).length === 0
       ? undefined

@@ -3,6 +3,7 @@
  * compiled build), ready once it prints the line naming the URL it serves.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 
 /** The command line from source, through tsx. */
@@ -65,6 +66,12 @@ export function spawnServe(options: ServeOptions = {}): Starting {
 /** Starts `coregate serve` and resolves once it serves. */
 export function serve(options: ServeOptions = {}): Promise<Served> {
   return spawnServe(options).listening;
+}
+
+/** The resident memory of a process, in megabytes (Linux's /proc). */
+export function rssMb(pid: number): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) / 1024;
 }
 
 /** Sends SIGTERM (unless it has exited already) and resolves with the exit code. */
