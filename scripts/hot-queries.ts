@@ -1,5 +1,5 @@
 /**
- * The hot queries whose SQL is committed in src/store/queries.sql: each FindBy lookup, the corporate
+ * The hot queries whose SQL is committed in src/generated/sql/<module>.sql (one file per store module): each FindBy lookup, the corporate
  * transfer read, the share updates, the collateral tree read, a later page of a paged child list, a
  * search, and the fixed-table queries of every call (bearer token, credentials, idempotency, audit).
  * Each runs the real operation (or store function) on a capturing database (src/store/query-snapshot.ts),
@@ -11,7 +11,7 @@ import { OPERATIONS } from '../src/operations/index.js';
 import type { OperationContext } from '../src/operations/types.js';
 import { lockouts, sessions, tokens } from '../src/store/access.js';
 import { auditEvents } from '../src/store/audit.js';
-import type { Db } from '../src/store/database.js';
+import type { Db } from '../src/database/database.js';
 import { idempotencyKeys } from '../src/store/idempotency.js';
 import { lookups } from '../src/store/lookups.js';
 import { capturingDatabase, type HotQuery } from '../src/store/query-snapshot.js';
@@ -38,9 +38,15 @@ function call(db: Db, name: string, body: Record<string, unknown>): Promise<unkn
   return operation.handle(context, { Credentials: adminCredentials, ...body });
 }
 
-/** An operation's request as a hot query. */
-const request = (name: string, body: Record<string, unknown>, answers?: readonly (readonly Row[])[]): HotQuery => ({
+/** An operation's request as a hot query of a store module. */
+const request = (
+  module: string,
+  name: string,
+  body: Record<string, unknown>,
+  answers?: readonly (readonly Row[])[],
+): HotQuery => ({
   name,
+  module,
   run: (db) => call(db, name, body),
   answers,
 });
@@ -67,23 +73,26 @@ async function secondPageToken(): Promise<string> {
 }
 
 export const HOT_QUERIES: readonly HotQuery[] = [
-  request('findByActiveCard', { CardNumber: '4000000000000002' }, LOOKUP_GENERATION),
-  request('findByAnyCard', { CardNumber: '4000000000000002' }, LOOKUP_GENERATION),
-  request('findByHomeUser', { HomeBankingUserName: 'jsmith42' }, LOOKUP_GENERATION),
-  request('findByMICR', { MICR: '123456789012', Draft: '1' }, LOOKUP_GENERATION),
-  request('findByLookup', { LookupType: 5, LookupNumber: 'EMP-100' }, LOOKUP_GENERATION),
-  request('findBySSN', { SSN: '123-45-6789' }, LOOKUP_GENERATION),
-  request('findByShortName', { ShortName: 'SMITH J' }, LOOKUP_GENERATION),
+  request('lookups', 'findByActiveCard', { CardNumber: '4000000000000002' }, LOOKUP_GENERATION),
+  request('lookups', 'findByAnyCard', { CardNumber: '4000000000000002' }, LOOKUP_GENERATION),
+  request('lookups', 'findByHomeUser', { HomeBankingUserName: 'jsmith42' }, LOOKUP_GENERATION),
+  request('lookups', 'findByMICR', { MICR: '123456789012', Draft: '1' }, LOOKUP_GENERATION),
+  request('lookups', 'findByLookup', { LookupType: 5, LookupNumber: 'EMP-100' }, LOOKUP_GENERATION),
+  request('lookups', 'findBySSN', { SSN: '123-45-6789' }, LOOKUP_GENERATION),
+  request('lookups', 'findByShortName', { ShortName: 'SMITH J' }, LOOKUP_GENERATION),
   {
     name: 'MICRCredentials: lookups.micrAccount',
+    module: 'lookups',
     run: (db) => lookups.micrAccount(db, secrets.lookupHash('micr', '123456789012')),
   },
   request(
+    'record-tree',
     'getCorpTransferSelectFields',
     { CorpTransferGlobalSequenceDate: '2024-01-31', CorpTransferGlobalSequence: 7 },
     [[{}]],
   ),
   request(
+    'share-records',
     'updateShareByID',
     {
       AccountNumber: '0000000001',
@@ -93,13 +102,15 @@ export const HOT_QUERIES: readonly HotQuery[] = [
     [[{ account_number: '0000000001', share_id: '0000', description: 'SAVINGS', div_rate: 0.5 }]],
   ),
   request(
+    'share-records',
     'updateShareHoldByID',
     { AccountNumber: '0000000001', ShareHoldLocator: 3, ShareHoldUpdatableFields: { Reference1: 'CHECK 1041' } },
     [[{ account_number: '0000000001', share_id: '0000', locator: 3, reference1: null }]],
   ),
-  request('getCollateralSelectFields', { CollateralNumber: COLLATERAL }, [GENERATION, [{}]]),
+  request('record-tree', 'getCollateralSelectFields', { CollateralNumber: COLLATERAL }, [GENERATION, [{}]]),
   {
     name: 'getCollateralDocumentPagedList (a later page)',
+    module: 'record-tree',
     run: async (db) =>
       call(db, 'getCollateralDocumentPagedList', {
         CollateralNumber: COLLATERAL,
@@ -108,6 +119,7 @@ export const HOT_QUERIES: readonly HotQuery[] = [
     answers: [positions(3, 4), []],
   },
   request(
+    'record-tree',
     'searchCollateralCollHoldSelectFields',
     {
       CollateralNumber: COLLATERAL,
@@ -116,28 +128,37 @@ export const HOT_QUERIES: readonly HotQuery[] = [
     },
     [positions(2)],
   ),
-  { name: 'bearer token: tokens.findActive', run: (db) => tokens.findActive(db, 'cg_snapshot') },
-  { name: 'TokenCredentials: sessions.findLive', run: (db) => sessions.findLive(db, 'token-id', 'snapshot', 900) },
+  { name: 'bearer token: tokens.findActive', module: 'access', run: (db) => tokens.findActive(db, 'cg_snapshot') },
+  {
+    name: 'TokenCredentials: sessions.findLive',
+    module: 'access',
+    run: (db) => sessions.findLive(db, 'token-id', 'snapshot', 900),
+  },
   {
     name: 'password lockout: lockouts.state',
+    module: 'access',
     run: (db) => lockouts.state(db, 'user:7@192.0.2.1/snapshot', 'user#17', { threshold: 100, windowSeconds: 900 }),
     answers: [[{ failures: 0, locks: 0, locked: false, slowed: false }]],
   },
   {
     name: 'password failure: lockouts.fail',
+    module: 'access',
     run: (db) => lockouts.fail(db, 'user:7@192.0.2.1/snapshot', { threshold: 5, lockSeconds: 900 }),
   },
   {
     name: 'password failure: lockouts.slowDown',
+    module: 'access',
     run: (db) => lockouts.slowDown(db, 'user#17', { threshold: 100, windowSeconds: 900 }),
   },
   {
     name: 'Idempotency-Key: idempotencyKeys.reserve (a retry)',
+    module: 'idempotency',
     run: (db) => idempotencyKeys.reserve(db, 'snapshot', 'key-1', 'a'.repeat(64), 24),
     answers: [[], [], [{ request_hash: 'a'.repeat(64), status: 200, response: {} }]],
   },
   {
     name: 'audit trail: auditEvents.insert',
+    module: 'audit',
     run: (db) =>
       auditEvents.insert(db, [
         {

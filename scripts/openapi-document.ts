@@ -8,8 +8,8 @@ import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../src/config.js';
 import { secretsFromMaster } from '../src/crypto/secrets.js';
 import { buildApp } from '../src/http/app.js';
-import { openDatabase } from '../src/store/database.js';
-import { migrate } from '../src/store/migrations.js';
+import { openDatabase } from '../src/database/database.js';
+import { migrate } from '../src/database/migrations.js';
 
 /**
  * @example

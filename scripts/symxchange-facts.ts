@@ -1,5 +1,5 @@
 /**
- * Writes src/catalog/symxchange/facts.ts: the SymXchange facts (operations, soapActions, namespaces, request
+ * Writes src/generated/symxchange-facts.ts: the SymXchange facts (operations, soapActions, namespaces, request
  * and response elements, and every complex type they reach) of the SOAP operations that correspond to
  * coregate's operations, read from the published SymXchange WSDLs/XSDs in nicholashosken/symxify.
  *
@@ -34,7 +34,7 @@ const SERVICES: readonly SymxServiceName[] = ['findby', 'corptransfer', 'account
 /** The published copy the facts are read from, and a second copy in the repository checked to hold the same bytes. */
 const WSDL_ROOT = 'cdn/wwwroot/wsdl/crud';
 const COPY_ROOT = 'api/wwwroot/wsdl/crud';
-export const FACTS_FILE = fileURLToPath(new URL('../src/catalog/symxchange/facts.ts', import.meta.url));
+export const FACTS_FILE = fileURLToPath(new URL('../src/generated/symxchange-facts.ts', import.meta.url));
 
 const XSD = 'http://www.w3.org/2001/XMLSchema';
 const WSDL = 'http://schemas.xmlsoap.org/wsdl/';
@@ -716,7 +716,7 @@ function inline(value: unknown): string {
 const key = (k: string) => (/^[A-Za-z_$][\w$]*$/.test(k) ? k : quote(k));
 const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
-/** The text of facts.ts. */
+/** The text of src/generated/symxchange-facts.ts. */
 export function renderFacts(facts: Facts): string {
   const services = SERVICES.map((s) => `${WSDL_ROOT}/${s}/`);
   const block = (doc: string, declaration: string, value: unknown) =>
@@ -728,7 +728,8 @@ export function renderFacts(facts: Facts): string {
  * Read from the published SymXchange WSDLs/XSDs of github.com/${REPOSITORY}
  * at commit ${facts.source.commit}, in
 ${services.map((path) => ` *   ${path}\n`).join('')} * Only facts are transcribed (names, order, types, facets, occurrences); the vendor's files are not
- * part of this repository. Shapes: ./types.ts; accessors: ./index.ts; the account: docs/symxchange.md.
+ * part of this repository. Shapes: src/catalog/symxchange/types.ts; accessors: src/catalog/symxchange/index.ts;
+ * the account: docs/symxchange.md.
  */
 import type {
   SymxNamespace,
@@ -737,7 +738,7 @@ import type {
   SymxServiceName,
   SymxSource,
   XsdComplexType,
-} from './types.js';
+} from '../catalog/symxchange/types.js';
 `,
     block('/** Where these facts come from. */', 'SYMX_SOURCE: SymxSource', {
       repository: REPOSITORY,

@@ -6,9 +6,9 @@
 import { join } from 'node:path';
 import type { Config } from './config.js';
 import { secretsFromMaster, loadMasterSecret, type Secrets } from './crypto/secrets.js';
-import { lockDataDir, tookOverMessage, type DataDirLock } from './store/data-dir-lock.js';
-import { openDatabase, type Database } from './store/database.js';
-import { migrate } from './store/migrations.js';
+import { lockDataDir, tookOverMessage, type DataDirLock } from './database/data-dir-lock.js';
+import { openDatabase, type Database } from './database/database.js';
+import { migrate } from './database/migrations.js';
 
 export interface Runtime {
   readonly database: Database;

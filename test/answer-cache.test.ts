@@ -7,12 +7,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import type { Db } from '../src/store/database.js';
+import type { Db } from '../src/database/database.js';
 import { AnswerCache, answerCache, existingAnswerCache } from '../src/store/answer-cache.js';
-import { LOOKUP_COLUMNS } from '../src/store/lookups.js';
-import { GENERATION_TABLES } from '../src/store/schema.js';
+import { LOOKUP_COLUMNS } from '../src/database/schema.js';
+import { GENERATION_TABLES } from '../src/database/schema.js';
 import { recordDef, type RecordDef } from '../src/catalog/index.js';
-import { QUERY_SNAPSHOT_FILE } from '../src/store/query-snapshot.js';
+import { querySnapshotFile } from '../src/store/query-snapshot.js';
 import { account, insert } from './support/fixtures.js';
 import { BACKENDS, createHarness, openTestDatabase, type Harness } from './support/harness.js';
 
@@ -447,7 +447,7 @@ describe('the answer cache', () => {
 
   test('every column a lookup query reads is one whose change moves the generation', async () => {
     // The lookups' SQL as the store sends it (a test keeps the snapshot equal to what the code builds).
-    const snapshot = readFileSync(QUERY_SNAPSHOT_FILE, 'utf8');
+    const snapshot = readFileSync(querySnapshotFile('lookups'), 'utf8');
     const queries = [...snapshot.matchAll(/^-- (findBy\w+) \(2 of 2\)\n([^;]*);$/gm)];
     assert.equal(queries.length, 7, 'one query of each lookup');
     for (const [, name, query = ''] of queries) {

@@ -12,7 +12,7 @@ import {
   renderSchemaSnapshot,
   SCHEMA_SNAPSHOT_FILE,
   tableColumns,
-} from '../src/store/schema.js';
+} from '../src/database/schema.js';
 
 const names = (recordName: string, family?: 'P1' | 'P2') =>
   recordDef(recordName)

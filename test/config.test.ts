@@ -9,7 +9,7 @@ import { buildApp } from '../src/http/app.js';
 import { checkCredentialPolicy } from '../src/operations/credential-policy.js';
 import { CREDENTIAL_KINDS } from '../src/contract/envelope.js';
 import type { Secrets } from '../src/crypto/secrets.js';
-import type { Db } from '../src/store/database.js';
+import type { Db } from '../src/database/database.js';
 
 test('without variables the documented defaults apply', () => {
   const config = loadConfig({});

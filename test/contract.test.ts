@@ -24,7 +24,7 @@ import { operationPath, type AnyOperation } from '../src/operations/types.js';
 import { demoExamples } from '../src/seed/examples.js';
 import { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED } from '../src/seed/load.js';
 import { demoDataset, tokens } from '../src/store/access.js';
-import type { Database } from '../src/store/database.js';
+import type { Database } from '../src/database/database.js';
 import {
   documentedRequest,
   replayDocumentedRequests,

@@ -30,8 +30,8 @@ import {
   lockDataDir,
   processStart,
   type LockHolder,
-} from '../src/store/data-dir-lock.js';
-import { ping } from '../src/store/database.js';
+} from '../src/database/data-dir-lock.js';
+import { ping } from '../src/database/database.js';
 
 const temporaryDirs: string[] = [];
 const freshDataDir = () => {
@@ -252,7 +252,7 @@ describe('the embedded data directory lock', () => {
         'tsx',
         '--input-type=module',
         '-e',
-        "import { lockDataDir } from './src/store/data-dir-lock.ts'; await lockDataDir(process.env.DATA_DIR, 'holder', { heartbeatMs: 50 });",
+        "import { lockDataDir } from './src/database/data-dir-lock.ts'; await lockDataDir(process.env.DATA_DIR, 'holder', { heartbeatMs: 50 });",
       ],
       { env: { ...process.env, DATA_DIR: dataDir }, encoding: 'utf8', timeout: 30_000 },
     );
@@ -313,7 +313,7 @@ describe('the embedded data directory lock', () => {
  */
 const RACER = `
 import { createInterface } from 'node:readline';
-import { lockDataDir } from './src/store/data-dir-lock.ts';
+import { lockDataDir } from './src/database/data-dir-lock.ts';
 let lock;
 for await (const line of createInterface({ input: process.stdin })) {
   const [word, at] = line.split(' ');

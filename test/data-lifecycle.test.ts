@@ -23,7 +23,7 @@ import { generateAccount } from '../src/seed/generate.js';
 import { DEFAULT_SEED, seedDatabase } from '../src/seed/load.js';
 import { seedMemberSecrets } from '../src/seed/member-secrets.js';
 import { demoDataset } from '../src/store/access.js';
-import type { Database, Db } from '../src/store/database.js';
+import type { Database, Db } from '../src/database/database.js';
 import { DATA_RECORDS, RecordFileError } from '../src/store/record-file.js';
 import { exportRecords, importRecords, StoreNotEmptyError } from '../src/store/record-transfer.js';
 import type { Row } from '../src/store/records.js';

@@ -18,8 +18,8 @@ import { secretsFromMaster } from '../src/crypto/secrets.js';
 import { seedDatabase } from '../src/seed/load.js';
 import { SCOPES } from '../src/contract/scopes.js';
 import { settings, SETTING, tokens } from '../src/store/access.js';
-import { openDatabase } from '../src/store/database.js';
-import { migrate } from '../src/store/migrations.js';
+import { openDatabase } from '../src/database/database.js';
+import { migrate } from '../src/database/migrations.js';
 import { createPgCluster, freePort, postgresBinDir, type PgCluster } from './support/pg-cluster.js';
 import { spawnServe, stop, type Starting } from './support/serve-process.js';
 

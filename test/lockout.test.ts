@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import { hashPassword } from '../src/crypto/passwords.js';
 import { Authenticator, callerAddress, SLOWDOWN_BUCKETS } from '../src/security/authenticator.js';
 import { memberSecrets, users } from '../src/store/access.js';
-import type { Db } from '../src/store/database.js';
+import type { Db } from '../src/database/database.js';
 import { ADMIN_PASSWORD, BACKENDS, createHarness, type Harness } from './support/harness.js';
 
 const FIND = '/gw/627/persistent/findby/findByShortName';

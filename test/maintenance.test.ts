@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { registerMaintenance } from '../src/http/maintenance.js';
-import type { Db } from '../src/store/database.js';
+import type { Db } from '../src/database/database.js';
 import { idempotencyKeys } from '../src/store/idempotency.js';
 import { BACKENDS, createHarness, type Harness } from './support/harness.js';
 

@@ -7,9 +7,9 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { recordDef, SHARE_RECORD_NAMES } from '../src/catalog/index.js';
-import type { Database } from '../src/store/database.js';
-import { migrate, MIGRATIONS } from '../src/store/migrations.js';
-import { tableColumns } from '../src/store/schema.js';
+import type { Database } from '../src/database/database.js';
+import { migrate, MIGRATIONS } from '../src/database/migrations.js';
+import { tableColumns } from '../src/database/schema.js';
 import { BACKENDS, openTestDatabase } from './support/harness.js';
 
 const SESSION_BINDING = '0003_session_token_lockout_backoff';

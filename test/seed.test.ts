@@ -20,8 +20,8 @@ import {
 import { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED, seedDatabase, type SeedSummary } from '../src/seed/load.js';
 import { createProgress } from '../src/seed/progress.js';
 import { secretsFromMaster } from '../src/crypto/secrets.js';
-import { dropSchema, openDatabase, type Database, type Db } from '../src/store/database.js';
-import { migrate } from '../src/store/migrations.js';
+import { dropSchema, openDatabase, type Database, type Db } from '../src/database/database.js';
+import { migrate } from '../src/database/migrations.js';
 import type { Row, WireRecord } from '../src/store/records.js';
 
 const SEED = DEFAULT_SEED;

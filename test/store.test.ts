@@ -6,16 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { messages, PGlite, protocol } from '@electric-sql/pglite';
 import { CompiledQuery, Kysely, sql } from 'kysely';
 import { fieldOf, recordDef, type RecordDef } from '../src/catalog/index.js';
 import { secretsFromMaster } from '../src/crypto/secrets.js';
 import { memberSecrets, settings } from '../src/store/access.js';
-import type { Database, Db } from '../src/store/database.js';
+import type { Database, Db } from '../src/database/database.js';
 import { idempotencyKeys } from '../src/store/idempotency.js';
-import { PGliteDialect } from '../src/store/pglite-dialect.js';
+import { PGliteDialect } from '../src/database/pglite-dialect.js';
 import {
   bindMessage,
   describeMessage,
@@ -24,13 +24,13 @@ import {
   readReply,
   syncMessage,
   type Parsers,
-} from '../src/store/pglite-wire.js';
+} from '../src/database/pglite-wire.js';
 import { lookups } from '../src/store/lookups.js';
-import { QUERY_SNAPSHOT_FILE, renderQuerySnapshot } from '../src/store/query-snapshot.js';
+import { QUERY_SNAPSHOT_DIR, querySnapshotFile, renderQuerySnapshots } from '../src/store/query-snapshot.js';
 import { recordTree, type ReadPlan } from '../src/store/record-tree.js';
 import { toRow, type Row, type WireRecord } from '../src/store/records.js';
 import { shareRecords } from '../src/store/share-records.js';
-import type { FixedTables } from '../src/store/tables.js';
+import type { FixedTables } from '../src/database/tables.js';
 import { HOT_QUERIES } from '../scripts/hot-queries.js';
 import { account, insert } from './support/fixtures.js';
 import { BACKENDS, openTestDatabase } from './support/harness.js';
@@ -156,9 +156,21 @@ describe('table rows from wire records', () => {
   });
 });
 
-describe('the query snapshot', () => {
-  test('the committed snapshot of the hot queries matches the SQL the code sends (run npm run queries:snapshot after a query change)', async () => {
-    assert.equal(readFileSync(QUERY_SNAPSHOT_FILE, 'utf8'), await renderQuerySnapshot(HOT_QUERIES));
+describe('the query snapshots', () => {
+  test('the committed snapshot of each store module of its hot queries matches the SQL the code sends (run npm run queries:snapshot after a query change)', async () => {
+    const snapshots = await renderQuerySnapshots(HOT_QUERIES);
+    for (const [module, text] of snapshots) assert.equal(readFileSync(querySnapshotFile(module), 'utf8'), text, module);
+    const committed = readdirSync(QUERY_SNAPSHOT_DIR).filter((file) => file !== 'schema.sql');
+    assert.deepEqual(
+      committed.sort(),
+      [...snapshots.keys()].map((module) => `${module}.sql`).sort(),
+      'no stale snapshot',
+    );
+  });
+
+  test('every snapshot names a store module that exists', async () => {
+    for (const module of (await renderQuerySnapshots(HOT_QUERIES)).keys())
+      assert.ok(existsSync(new URL(`../src/store/${module}.ts`, import.meta.url)), `src/store/${module}.ts`);
   });
 });
 

@@ -44,7 +44,7 @@ import { createSymxMapping } from '../src/symxchange/mapping.js';
 import { SHARE_UPDATE_RECORDS } from '../src/operations/share-update.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const FACTS_FILE = join(ROOT, 'src/catalog/symxchange/facts.ts');
+const FACTS_FILE = join(ROOT, 'src/generated/symxchange-facts.ts');
 const MIRROR = process.env.SYMXIFY_REPO ?? '/work/.mirror/nicholashosken+symxify/repo';
 
 /** coregate's operations that have a SymXchange counterpart: all but session management (logon, logoff). */
@@ -364,7 +364,7 @@ describe('share records against every share type of the account XSDs', () => {
 
 describe('the generated module', () => {
   test(
-    'src/catalog/symxchange/facts.ts is what scripts/symxchange-facts.ts writes from the symxify mirror',
+    'src/generated/symxchange-facts.ts is what scripts/symxchange-facts.ts writes from the symxify mirror',
     {
       skip:
         !existsSync(MIRROR) &&

@@ -467,7 +467,7 @@ export const RECORDS: readonly RecordDef[] = [
     str('CheckStyle', 10),
     code('ShipMethod'),
     // The SSNs printed on the checks (the core holds two): protected as a name's Ssn, the entries sealed
-    // together (store/schema.ts, `protectedText`).
+    // together (database/schema.ts, `protectedText`).
     repeating(ssn(), 2),
   ]),
   coreShareChild('ShareHold', 'share_hold', [

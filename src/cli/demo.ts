@@ -20,7 +20,7 @@ import { createProgress } from '../seed/progress.js';
 import { generatePassword, hashPassword } from '../crypto/passwords.js';
 import { SCOPES } from '../contract/scopes.js';
 import { demoDataset, settings, SETTING, tokens } from '../store/access.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database/database.js';
 import { storeHoldsRecords } from '../store/record-transfer.js';
 
 export interface DemoCredentials {

@@ -124,7 +124,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function openRuntimeWhenReachable(config: Config, report: Print): Promise<Runtime> {
   const [{ openRuntime }, { isConnectionFailure }] = await Promise.all([
     import('../runtime.js'),
-    import('../store/database.js'),
+    import('../database/database.js'),
   ]);
   for (let wait = DATABASE_RETRY_FIRST_MS; ; wait = Math.min(wait * 2, DATABASE_RETRY_MAX_MS)) {
     try {

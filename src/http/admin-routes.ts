@@ -12,7 +12,7 @@ import { resetToDemo } from '../seed/reset.js';
 import type { Authenticator } from '../security/authenticator.js';
 import { demoDataset } from '../store/access.js';
 import type { AuditLog } from '../store/audit.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database/database.js';
 import { StoreBusyError } from '../store/record-transfer.js';
 
 export interface AdminRoutesOptions {

@@ -8,7 +8,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Authenticator } from '../security/authenticator.js';
 import { demoDataset } from '../store/access.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database/database.js';
 import { openApiOptions, type OpenApiSettings } from './openapi.js';
 
 export interface ApiReferenceSettings extends Omit<OpenApiSettings, 'demoAdminPassword'> {

@@ -18,7 +18,7 @@ import type { JwtVerifier } from '../security/jwt.js';
 import { createRateLimiter, type RateLimiter } from '../security/rate-limit.js';
 import type { Secrets } from '../crypto/secrets.js';
 import { AuditLog } from '../store/audit.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database/database.js';
 import { errorHandler, sendProblem } from './error-handler.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { registerMaintenance } from './maintenance.js';

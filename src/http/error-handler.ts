@@ -4,7 +4,7 @@
  * whose details go to the log only.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { isConnectionFailure } from '../store/database.js';
+import { isConnectionFailure } from '../database/database.js';
 import {
   databaseUnavailable,
   Problem,

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database/database.js';
 import { idempotencyKeys } from '../store/idempotency.js';
 
 export interface MaintenanceOptions {

@@ -11,9 +11,9 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { DEFAULT_SYM, type Config } from '../config.js';
 import type { CircuitState, Core } from '../core/index.js';
 import type { Authenticator } from '../security/authenticator.js';
-import { databaseUsage, type Db } from '../store/database.js';
+import { databaseUsage, type Db } from '../database/database.js';
 import { existingAnswerCache } from '../store/answer-cache.js';
-import type { Generation } from '../store/schema.js';
+import type { Generation } from '../database/schema.js';
 
 /** Latency buckets in seconds: a cached lookup takes about a millisecond, a core's timeout 15 s. */
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

@@ -10,7 +10,7 @@ import type { AnyOperation } from '../operations/types.js';
 import { demoRequest } from '../seed/demo-requests.js';
 import { demoExamples, type DemoExamples } from '../seed/examples.js';
 import { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED } from '../seed/load.js';
-import demoAnswers from './demo-answers.json' with { type: 'json' };
+import demoAnswers from '../generated/demo-answers.json' with { type: 'json' };
 import { PROBLEM_EXAMPLE_DETAILS } from './operation-problems.js';
 
 /** What an example shows in place of a secret the reference does not know. */

@@ -18,7 +18,7 @@ import { operationPath, type AnyOperation, type OperationContext, type RequestBo
 import type { Authenticator, BearerIdentity, CredentialIdentity } from '../security/authenticator.js';
 import type { RateLimiter } from '../security/rate-limit.js';
 import { AuditLog, type AuditEvent } from '../store/audit.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database/database.js';
 import { propertyErrors, type AjvError } from './error-handler.js';
 import type { RateLimit } from './metrics.js';
 import { applySandboxFault, type SandboxFaultOptions } from './sandbox-faults.js';

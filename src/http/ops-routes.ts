@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { AnyOperation } from '../operations/types.js';
 import { operationPath } from '../operations/types.js';
-import { ping, type Db } from '../store/database.js';
+import { ping, type Db } from '../database/database.js';
 import { databaseUnavailable, Problem } from '../contract/problems.js';
 import type { Core } from '../core/index.js';
 

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database/database.js';
 import { idempotencyKeys } from '../store/idempotency.js';
 import { canonicalJson } from '../contract/canonical-json.js';
 import { Problem, validationFailed } from '../contract/problems.js';

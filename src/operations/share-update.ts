@@ -25,7 +25,7 @@ import { recordNotFound } from '../contract/problems.js';
 import type { Secrets } from '../crypto/secrets.js';
 import { toRow, type Row, type WireRecord } from '../store/records.js';
 import { shareRecords, type ShareRecordKey } from '../store/share-records.js';
-import { protectedColumns, protectedValue } from '../store/schema.js';
+import { protectedColumns, protectedValue } from '../database/schema.js';
 import { AccountNumberSchema, TEXT_PATTERN } from '../contract/envelope.js';
 import {
   defineOperation,

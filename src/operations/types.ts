@@ -9,7 +9,7 @@ import { DEFAULT_SYM, type Config } from '../config.js';
 import type { CredentialIdentity } from '../security/authenticator.js';
 import type { Secrets } from '../crypto/secrets.js';
 import type { Scope } from '../contract/scopes.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database/database.js';
 import type { ReadPlan } from '../store/record-tree.js';
 import { MEMBER_CREDENTIAL_KINDS, type CredentialKind, type CredentialsBody } from '../contract/envelope.js';
 

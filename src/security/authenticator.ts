@@ -28,7 +28,7 @@ import {
   users,
   type SlowdownPolicy,
 } from '../store/access.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database/database.js';
 import { lookups } from '../store/lookups.js';
 import { looksLikeJwt, type JwtVerifier } from './jwt.js';
 import { hashPassword, verifyPassword as scryptVerify } from '../crypto/passwords.js';

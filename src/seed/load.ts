@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { sql } from 'kysely';
 import type { Secrets } from '../crypto/secrets.js';
-import type { BulkSession, Database } from '../store/database.js';
+import type { BulkSession, Database } from '../database/database.js';
 import { SEEDED_PLANS, encodeChunk, type AccountRange, type EncodedChunk } from './encode.js';
 import type { EncoderJob } from './encoder-worker.js';
 import { MAX_ACCOUNTS } from './numbering.js';

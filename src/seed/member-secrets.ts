@@ -5,7 +5,7 @@
  */
 import { hashPassword } from '../crypto/passwords.js';
 import { memberSecrets } from '../store/access.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database/database.js';
 import { accountNumberOf } from './numbering.js';
 
 export const DEMO_MEMBER_ACCOUNTS = 5;

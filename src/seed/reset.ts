@@ -6,7 +6,7 @@
 import { recordDef } from '../catalog/index.js';
 import type { Secrets } from '../crypto/secrets.js';
 import type { DemoDataset } from '../store/access.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database/database.js';
 import { MEMBER_SECRET_RECORD } from '../store/record-file.js';
 import { replaceRecords, type RecordCounts } from '../store/record-transfer.js';
 import { toRow } from '../store/records.js';

@@ -5,8 +5,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Scope } from '../contract/scopes.js';
-import type { Db } from './database.js';
-import { fixedTables, type FixedTables } from './tables.js';
+import type { Db } from '../database/database.js';
+import { fixedTables, type FixedTables } from '../database/tables.js';
 
 export interface ApiToken {
   readonly id: number;

@@ -17,8 +17,8 @@
  * checked.
  */
 import { sql, type RawBuilder } from 'kysely';
-import type { Db } from './database.js';
-import { GENERATION_TABLES, type Generation } from './schema.js';
+import type { Db } from '../database/database.js';
+import { GENERATION_TABLES, type Generation } from '../database/schema.js';
 
 /** A generation and the database's date, as one text (null when the watched tables have no counters). */
 function generationQuery(generation: Generation): RawBuilder<{ generation: string | null }> {

@@ -10,8 +10,8 @@
  * costs the others theirs. Values are made storable first (no NUL, no unpaired surrogate, column widths).
  */
 import { CompiledQuery, sql } from 'kysely';
-import { isConnectionFailure, type Db } from './database.js';
-import { fixedTables } from './tables.js';
+import { isConnectionFailure, type Db } from '../database/database.js';
+import { fixedTables } from '../database/tables.js';
 
 export interface AuditEvent {
   readonly requestId: string;

@@ -6,7 +6,7 @@
 import type { FieldDef, RecordDef } from '../catalog/index.js';
 import type { Secrets } from '../crypto/secrets.js';
 import type { Row, WireRecord } from './records.js';
-import { protectedText, tableColumns, type TableColumn } from './schema.js';
+import { protectedText, tableColumns, type TableColumn } from '../database/schema.js';
 
 /** The NULL marker of the COPY text format. */
 const COPY_NULL = '\\N';

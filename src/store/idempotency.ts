@@ -4,8 +4,8 @@
  * rolls its reservation back and the retry runs afresh.
  */
 import { sql } from 'kysely';
-import type { Db } from './database.js';
-import { fixedTables } from './tables.js';
+import type { Db } from '../database/database.js';
+import { fixedTables } from '../database/tables.js';
 
 /** The database's time `hours` ago: keys created before it are expired. */
 const expiredBefore = (hours: number) => sql<Date>`now() - make_interval(hours => ${hours})`;

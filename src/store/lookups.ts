@@ -4,21 +4,7 @@
  */
 import { sql } from 'kysely';
 import type { Secrets } from '../crypto/secrets.js';
-import type { Db } from './database.js';
-
-/**
- * The tables the lookups read, and the columns of each whose change can change an answer: the columns
- * they match, order and return by. A committed change to any of them moves the lookup generation
- * (schema.ts `generationDdl`), which every answer kept in memory is checked against (answer-cache.ts).
- * A lookup that reads another column must name it here.
- */
-export const LOOKUP_COLUMNS: Readonly<Record<string, readonly string[]>> = {
-  card: ['account_number', 'card_number_hmac', 'status', 'expiration_date'],
-  home_banking_user: ['account_number', 'user_name'],
-  micr: ['account_number', 'share_id', 'micr_number_hmac', 'draft'],
-  lookup: ['account_number', 'share_id', 'locator', 'lookup_type', 'lookup_number'],
-  share_name: ['account_number', 'ssn_hmac', 'short_name'],
-};
+import type { Db } from '../database/database.js';
 
 /** Card status code of an active card; "active" also requires an expiration date not in the past. */
 export const CARD_STATUS_ACTIVE = 0;

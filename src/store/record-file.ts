@@ -19,7 +19,7 @@ import {
 import type { Secrets } from '../crypto/secrets.js';
 import type { DemoDataset } from './access.js';
 import type { Row } from './records.js';
-import { protectedColumns, protectedText, tableColumns, type TableColumn } from './schema.js';
+import { protectedColumns, protectedText, tableColumns, type TableColumn } from '../database/schema.js';
 
 /** The version of the line format; a reader refuses a file of another. */
 export const RECORD_FILE_FORMAT = 1;

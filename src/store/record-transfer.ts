@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { RECORDS, SHARE_RECORD_NAMES, recordDef, type RecordDef } from '../catalog/index.js';
 import type { Secrets } from '../crypto/secrets.js';
 import { demoDataset, type DemoDataset } from './access.js';
-import type { Db } from './database.js';
+import type { Db } from '../database/database.js';
 import {
   DATA_RECORDS,
   RECORD_FILE_FORMAT,
@@ -18,7 +18,7 @@ import {
   type RecordFileHeader,
 } from './record-file.js';
 import { insertStatement, quoted, type Row } from './records.js';
-import { tableColumns } from './schema.js';
+import { tableColumns } from '../database/schema.js';
 
 /** Records per table, by record name. */
 export type RecordCounts = Record<string, number>;

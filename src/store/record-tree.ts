@@ -6,7 +6,7 @@
  */
 import { CompiledQuery, sql, type RawBuilder } from 'kysely';
 import type { FieldDef, RecordDef } from '../catalog/index.js';
-import type { Db } from './database.js';
+import type { Db } from '../database/database.js';
 import { quoted, selectList, whereKey, type Row, type WireRecord } from './records.js';
 
 /**

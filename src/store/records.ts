@@ -7,8 +7,8 @@
 import { CompiledQuery, sql, type RawBuilder } from 'kysely';
 import type { FieldDef, RecordDef } from '../catalog/index.js';
 import type { Secrets } from '../crypto/secrets.js';
-import type { Db } from './database.js';
-import { protectedColumns, protectedText, tableColumns } from './schema.js';
+import type { Db } from '../database/database.js';
+import { protectedColumns, protectedText, tableColumns } from '../database/schema.js';
 
 export type WireRecord = Record<string, unknown>;
 export type Row = Record<string, unknown>;

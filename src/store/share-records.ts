@@ -4,9 +4,9 @@
  */
 import { CompiledQuery } from 'kysely';
 import { recordDef, type FieldDef, type RecordDef } from '../catalog/index.js';
-import type { Db } from './database.js';
+import type { Db } from '../database/database.js';
 import { insertRows, insertSql, jsonRowsSql, quoted, type Row } from './records.js';
-import { protectedColumns } from './schema.js';
+import { protectedColumns } from '../database/schema.js';
 
 /** Where a share record is: account, share and (for sub-records) locator. */
 export interface ShareRecordKey {

@@ -3,7 +3,7 @@
  */
 import { recordDef } from '../../src/catalog/index.js';
 import type { Secrets } from '../../src/crypto/secrets.js';
-import type { Db } from '../../src/store/database.js';
+import type { Db } from '../../src/database/database.js';
 import { insertRows, toRow, type Row, type WireRecord } from '../../src/store/records.js';
 
 /** Inserts wire records of one type, each with its parent key columns. */

@@ -3,7 +3,20 @@
  * (`npm run schema:snapshot`) so that every change to the tables is visible in review.
  */
 import { MONEY_SCALE, RATE_SCALE, RECORDS, recordDef, type FieldDef, type RecordDef } from '../catalog/index.js';
-import { LOOKUP_COLUMNS } from './lookups.js';
+
+/**
+ * The tables the lookups read, and the columns of each whose change can change an answer: the columns
+ * they match, order and return by. A committed change to any of them moves the lookup generation
+ * (`generationDdl` below), which every answer kept in memory is checked against (store/answer-cache.ts).
+ * A lookup (store/lookups.ts) that reads another column must name it here.
+ */
+export const LOOKUP_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  card: ['account_number', 'card_number_hmac', 'status', 'expiration_date'],
+  home_banking_user: ['account_number', 'user_name'],
+  micr: ['account_number', 'share_id', 'micr_number_hmac', 'draft'],
+  lookup: ['account_number', 'share_id', 'locator', 'lookup_type', 'lookup_number'],
+  share_name: ['account_number', 'ssn_hmac', 'short_name'],
+};
 
 /** SQL type of a field's value column. */
 export function sqlTypeOf(field: FieldDef): string {
@@ -302,7 +315,7 @@ export function schemaDdl(): string[] {
 }
 
 /** Location of the committed DDL snapshot. */
-export const SCHEMA_SNAPSHOT_FILE = new URL('./schema.sql', import.meta.url).pathname;
+export const SCHEMA_SNAPSHOT_FILE = new URL('../generated/sql/schema.sql', import.meta.url).pathname;
 
 /** The snapshot text: every statement of the schema, generated from the catalog. */
 export function renderSchemaSnapshot(): string {

@@ -8,7 +8,8 @@
  *   cdn/wwwroot/wsdl/crud/account/
  *   cdn/wwwroot/wsdl/crud/collateral/
  * Only facts are transcribed (names, order, types, facets, occurrences); the vendor's files are not
- * part of this repository. Shapes: ./types.ts; accessors: ./index.ts; the account: docs/symxchange.md.
+ * part of this repository. Shapes: src/catalog/symxchange/types.ts; accessors: src/catalog/symxchange/index.ts;
+ * the account: docs/symxchange.md.
  */
 import type {
   SymxNamespace,
@@ -17,7 +18,7 @@ import type {
   SymxServiceName,
   SymxSource,
   XsdComplexType,
-} from './types.js';
+} from '../catalog/symxchange/types.js';
 
 /** Where these facts come from. */
 export const SYMX_SOURCE: SymxSource = {
