@@ -18,6 +18,7 @@ export type ProblemCode =
   | 'INVALID_PAGING_TOKEN'
   | 'RATE_LIMITED'
   | 'IDEMPOTENCY_KEY_REUSED'
+  | 'IDEMPOTENCY_KEY_IN_PROGRESS'
   | 'UNAVAILABLE'
   | 'CORE_UNAVAILABLE'
   | 'CORE_TIMEOUT'
@@ -49,6 +50,7 @@ const TITLES: Record<ProblemCode, string> = {
   INVALID_PAGING_TOKEN: 'The paging token is not valid',
   RATE_LIMITED: 'Too many requests',
   IDEMPOTENCY_KEY_REUSED: 'The idempotency key was used for another request',
+  IDEMPOTENCY_KEY_IN_PROGRESS: 'A request with this idempotency key is still being applied',
   UNAVAILABLE: 'The service is unavailable',
   CORE_UNAVAILABLE: 'The core is unavailable',
   CORE_TIMEOUT: 'The core did not answer in time',

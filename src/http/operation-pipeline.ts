@@ -22,7 +22,7 @@ import type { Db } from '../database/database.js';
 import { propertyErrors, type AjvError } from './error-handler.js';
 import type { RateLimit } from './metrics.js';
 import { applySandboxFault, type SandboxFaultOptions } from './sandbox-faults.js';
-import { runWrite } from './writes.js';
+import { runKeyedCoreWrite, runWrite } from './writes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -116,9 +116,15 @@ export class OperationPipeline {
   private readonly checkResponse?: (operation: AnyOperation, result: unknown) => void;
   private readonly bodySchemas = new Map<AnyOperation, TSchema>();
   private readonly accepted = new Map<AnyOperation, readonly CredentialKind[]>();
+  /**
+   * Gateway mode: how old a key's pending reservation must be before a retry takes it over, its holder
+   * having died mid-call. Twice the deadline of a whole call to the core, which no live attempt outlasts.
+   */
+  private readonly keyAbandonedAfterMs: number;
 
   constructor(private readonly options: OperationPipelineOptions) {
     const { config } = options;
+    this.keyAbandonedAfterMs = 2 * (config.symxchange?.timeoutMs ?? 0);
     this.general = { limit: config.rateLimitPerMinute, windowSeconds: MINUTE };
     this.findBy = { limit: config.findByRateLimitPerMinute, windowSeconds: MINUTE };
     this.checkResponse = config.checkResponses ? responseChecker(options.sharedSchemas) : undefined;
@@ -207,26 +213,26 @@ export class OperationPipeline {
         request.coreOutcome = call.outcome;
       }
     };
-    // A write runs in one transaction of coregate's database with its Idempotency-Key and audit event. A
-    // core that answers over the network keeps no transaction of coregate's open for the call unless a key
-    // must be reserved around it (docs/decisions.md, "Gateway mode").
-    const transactional =
-      operation.writes && (core.kind === 'store' || request.headers['idempotency-key'] !== undefined);
-    const result = transactional
-      ? await runWrite(
-          {
-            db,
-            path: operationPath(operation, call.sym),
-            tokenName,
-            retentionHours: config.idempotencyRetentionHours,
-            idempotencyKeyHeader: request.headers['idempotency-key'],
-            body,
-            reply,
-            audit: (trx) => AuditLog.insertInTransaction(trx, auditEvent(request, operation, 200, null)),
-          },
-          (trx) => fromCore({ ...context, db: trx }),
-        )
-      : await fromCore(context);
+    // A write on coregate's own store runs in one transaction with its Idempotency-Key and audit event. A
+    // core that answers over the network keeps no transaction of coregate's open across the call: a key is
+    // reserved before it and completed after it (writes.ts, docs/decisions.md "Gateway mode").
+    const keyed = request.headers['idempotency-key'] !== undefined;
+    const write = {
+      db,
+      path: operationPath(operation, call.sym),
+      tokenName,
+      retentionHours: config.idempotencyRetentionHours,
+      idempotencyKeyHeader: request.headers['idempotency-key'],
+      body,
+      reply,
+      audit: (trx: Db) => AuditLog.insertInTransaction(trx, auditEvent(request, operation, 200, null)),
+    };
+    const transactional = operation.writes && (core.kind === 'store' || keyed);
+    const result = !transactional
+      ? await fromCore(context)
+      : core.kind === 'store'
+        ? await runWrite(write, (trx) => fromCore({ ...context, db: trx }))
+        : await runKeyedCoreWrite({ ...write, abandonedAfterMs: this.keyAbandonedAfterMs }, () => fromCore(context));
     this.checkResponse?.(operation, result);
     if (transactional) request.auditedInTransaction = true;
     if (operation.auditAccounts) request.auditAccounts = operation.auditAccounts(result);

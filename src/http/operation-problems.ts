@@ -45,8 +45,9 @@ export function operationProblems(
   if (operation.readPlan || operation.writes || core) add(404, 'RECORD_NOT_FOUND');
   add(413, 'PAYLOAD_TOO_LARGE');
   add(415, 'UNSUPPORTED_MEDIA_TYPE');
-  // An Idempotency-Key sent again with another body.
+  // An Idempotency-Key sent again with another body; in gateway mode, sent again while the core still applies the first.
   if (operation.writes) add(422, 'IDEMPOTENCY_KEY_REUSED');
+  if (operation.writes && core) add(409, 'IDEMPOTENCY_KEY_IN_PROGRESS');
   add(429, 'RATE_LIMITED');
   add(500, 'INTERNAL');
   if (options.gateway && !core) add(501, 'STORE_ONLY');
@@ -81,6 +82,7 @@ export const PROBLEM_EXAMPLE_DETAILS: Readonly<Partial<Record<ProblemCode, strin
   INVALID_PAGING_TOKEN: 'The paging token is not valid for this request',
   RATE_LIMITED: 'Too many requests; retry in 12 s',
   IDEMPOTENCY_KEY_REUSED: 'This Idempotency-Key was used with a different request',
+  IDEMPOTENCY_KEY_IN_PROGRESS: 'A request with this Idempotency-Key is still being applied; retry it to get its answer',
   UNAVAILABLE: 'The database is not reachable; retry shortly',
   CORE_UNAVAILABLE: 'The core is unavailable: the core is unreachable (ECONNREFUSED)',
   CORE_TIMEOUT: 'The core did not answer within 10000 ms',

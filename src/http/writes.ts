@@ -1,12 +1,15 @@
 /**
- * How a write operation runs: one transaction for the whole request (nothing half-applied), with an
- * optional `Idempotency-Key` reserved inside that same transaction, so a retry returns the first
- * response instead of applying the change again.
+ * How a write operation runs. On coregate's own store: one transaction for the whole request (nothing
+ * half-applied), with an optional `Idempotency-Key` reserved inside that same transaction, so a retry
+ * returns the first response instead of applying the change again. In gateway mode, where the core applies
+ * the change: the key's reservation is committed first, the core is called with no transaction open, and
+ * the answer and the audit event are committed together after it (`runKeyedCoreWrite`), so a slow core
+ * holds no database connection.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import type { Db } from '../database/database.js';
-import { idempotencyKeys } from '../store/idempotency.js';
+import { idempotencyKeys, type Reservation } from '../store/idempotency.js';
 import { canonicalJson } from '../contract/canonical-json.js';
 import { Problem, validationFailed } from '../contract/problems.js';
 
@@ -51,6 +54,34 @@ function keyOwner(tokenName: string): string {
     : `sha256:${createHash('sha256').update(tokenName).digest('base64url')}`;
 }
 
+/** What a key's reservation means for the call, whatever the mode: go on, replay the first answer, or refuse. */
+async function settle(
+  request: WriteRequest,
+  reservation: Reservation,
+  audit: () => Promise<void>,
+): Promise<{ readonly replay: unknown } | undefined> {
+  if (reservation.kind === 'conflict') {
+    throw new Problem(422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request');
+  }
+  if (reservation.kind === 'pending') {
+    request.reply.header('retry-after', String(IN_PROGRESS_RETRY_AFTER_SECONDS));
+    throw new Problem(
+      409,
+      'IDEMPOTENCY_KEY_IN_PROGRESS',
+      'A request with this Idempotency-Key is still being applied; retry it to get its answer',
+    );
+  }
+  if (reservation.kind === 'replay') {
+    request.reply.header('idempotent-replayed', 'true');
+    await audit();
+    return { replay: reservation.response };
+  }
+  return undefined;
+}
+
+/** Seconds a retry is told to wait while the first attempt with its key is still at the core. */
+const IN_PROGRESS_RETRY_AFTER_SECONDS = 1;
+
 export async function runWrite(request: WriteRequest, apply: (trx: Db) => Promise<unknown>): Promise<unknown> {
   const key = idempotencyKeyOf(request.idempotencyKeyHeader);
   const owner = keyOwner(request.tokenName);
@@ -63,18 +94,51 @@ export async function runWrite(request: WriteRequest, apply: (trx: Db) => Promis
         requestHash(request.path, request.body),
         request.retentionHours,
       );
-      if (reservation.kind === 'conflict') {
-        throw new Problem(422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request');
-      }
-      if (reservation.kind === 'replay') {
-        request.reply.header('idempotent-replayed', 'true');
-        await request.audit(trx);
-        return reservation.response;
-      }
+      const settled = await settle(request, reservation, () => request.audit(trx));
+      if (settled) return settled.replay;
     }
     const result = await apply(trx);
     if (key !== undefined) await idempotencyKeys.complete(trx, owner, key, 200, result);
     await request.audit(trx);
     return result;
   });
+}
+
+/**
+ * A keyed write answered by a core over the network (gateway mode): the reservation is committed before
+ * the call, so a retry meanwhile is told 409 `IDEMPOTENCY_KEY_IN_PROGRESS` rather than waiting on a
+ * database lock; the answer and the audit event are committed together after it; a failed call releases
+ * the key, so a retry runs afresh. A reservation older than `abandonedAfterMs` (its holder died mid-call)
+ * is taken over.
+ */
+export async function runKeyedCoreWrite(
+  request: WriteRequest & { readonly abandonedAfterMs: number },
+  call: () => Promise<unknown>,
+): Promise<unknown> {
+  const key = idempotencyKeyOf(request.idempotencyKeyHeader);
+  if (key === undefined) throw new Error('runKeyedCoreWrite needs an Idempotency-Key');
+  const owner = keyOwner(request.tokenName);
+  const { db } = request;
+  const reservation = await idempotencyKeys.reserve(
+    db,
+    owner,
+    key,
+    requestHash(request.path, request.body),
+    request.retentionHours,
+    request.abandonedAfterMs,
+  );
+  const settled = await settle(request, reservation, () => request.audit(db));
+  if (settled) return settled.replay;
+  let result: unknown;
+  try {
+    result = await call();
+  } catch (error) {
+    await idempotencyKeys.release(db, owner, key);
+    throw error;
+  }
+  await db.transaction().execute(async (trx) => {
+    await idempotencyKeys.complete(trx, owner, key, 200, result);
+    await request.audit(trx);
+  });
+  return result;
 }

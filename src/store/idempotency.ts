@@ -1,7 +1,10 @@
 /**
- * Idempotency keys of write operations. The key is reserved inside the operation's own transaction, so
- * a retry either sees the committed response or waits for the first attempt to finish; a failed attempt
- * rolls its reservation back and the retry runs afresh.
+ * Idempotency keys of write operations. On coregate's own store the key is reserved inside the
+ * operation's transaction, so a retry either sees the committed response or waits for the first attempt
+ * to finish; a failed attempt rolls its reservation back and the retry runs afresh. In gateway mode the
+ * reservation is committed before the core is called (no transaction stays open across the call): a retry
+ * meanwhile finds it pending, and a failed attempt releases it. A pending key whose holder died is taken
+ * over once it is older than the longest a call can take.
  */
 import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
@@ -12,6 +15,8 @@ const expiredBefore = (hours: number) => sql<Date>`now() - make_interval(hours =
 
 export type Reservation =
   | { readonly kind: 'reserved' }
+  /** Another attempt with this key holds it and has not finished (gateway mode only: a committed reservation). */
+  | { readonly kind: 'pending' }
   | { readonly kind: 'replay'; readonly status: number | null; readonly response: unknown }
   | { readonly kind: 'conflict' };
 
@@ -19,6 +24,7 @@ export const idempotencyKeys = {
   /**
    * Reserves (tokenName, key) for a request, or returns what an earlier request with that key got. A key
    * older than `retentionHours` (`config.idempotencyRetentionHours`) is forgotten, as the sweep would have.
+   * A pending key (no status yet) older than `abandonedAfterMs` is taken over by this request.
    */
   async reserve(
     trx: Db,
@@ -26,6 +32,7 @@ export const idempotencyKeys = {
     key: string,
     requestHash: string,
     retentionHours: number,
+    abandonedAfterMs = 0,
   ): Promise<Reservation> {
     const keys = fixedTables(trx);
     await keys
@@ -48,7 +55,28 @@ export const idempotencyKeys = {
       .where('key', '=', key)
       .executeTakeFirst();
     if (!row || row.request_hash !== requestHash) return { kind: 'conflict' };
-    return { kind: 'replay', status: row.status, response: row.response };
+    if (row.status !== null) return { kind: 'replay', status: row.status, response: row.response };
+    if (abandonedAfterMs <= 0) return { kind: 'pending' };
+    const takenOver = await keys
+      .updateTable('idempotency_key')
+      .set({ created_at: sql<Date>`now()` })
+      .where('token_name', '=', tokenName)
+      .where('key', '=', key)
+      .where('status', 'is', null)
+      .where('created_at', '<', sql<Date>`now() - make_interval(secs => ${abandonedAfterMs / 1000})`)
+      .returning('key')
+      .executeTakeFirst();
+    return takenOver ? { kind: 'reserved' } : { kind: 'pending' };
+  },
+
+  /** Gives up a pending reservation (the attempt failed), so that a retry runs afresh. */
+  async release(db: Db, tokenName: string, key: string): Promise<void> {
+    await fixedTables(db)
+      .deleteFrom('idempotency_key')
+      .where('token_name', '=', tokenName)
+      .where('key', '=', key)
+      .where('status', 'is', null)
+      .execute();
   },
 
   async complete(trx: Db, tokenName: string, key: string, status: number, response: unknown): Promise<void> {

@@ -1,0 +1,207 @@
+/**
+ * A slow core does not take the gateway's database with it. A keyed update in gateway mode commits its
+ * Idempotency-Key's reservation, calls the core with no transaction open, and commits the answer with its
+ * audit event afterwards: 64 keyed updates waiting on a core that takes seconds per update hold no
+ * connection of the gateway's pool (one connection, on the embedded database), so reads keep answering
+ * meanwhile. A retry while the first attempt is still at the core is told so (409), a failed call frees
+ * its key, and a reservation whose holder died is taken over.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { loadConfig } from '../src/config.js';
+import { OPERATIONS } from '../src/operations/index.js';
+import { operationPath } from '../src/operations/types.js';
+import { demoExamples, type DemoExamples } from '../src/seed/examples.js';
+import { seedDatabase } from '../src/seed/load.js';
+import { BACKENDS, createHarness, type Harness } from './support/harness.js';
+import { startUpstream, type Upstream } from './support/upstream.js';
+
+const ACCOUNTS = 50;
+const SEED = 627;
+const CONCURRENT_UPDATES = 64;
+/** How long the core takes over each update (reads pass at once). */
+const UPDATE_DELAY_MS = 3000;
+const READS = 20;
+
+const update = OPERATIONS.find((op) => op.name === 'updateShareHoldByID' && op.family === 'P2')!;
+const lookup = OPERATIONS.find((op) => op.name === 'findBySSN' && op.family === 'P1')!;
+
+for (const backend of BACKENDS) {
+  describe(`a gateway in front of a slow core, on ${backend.name}`, () => {
+    let core: Harness;
+    let proxy: Upstream;
+    let gateway: Harness;
+    let examples: DemoExamples;
+    let coreUrl: string;
+    /** Whether the core refuses the next update with a 503 (once). */
+    let failNextUpdate = false;
+
+    before(async () => {
+      core = await createHarness(backend, { soapAuth: 'credentials' });
+      await seedDatabase(core.database, core.secrets, { accounts: ACCOUNTS, seed: SEED });
+      examples = demoExamples(SEED, ACCOUNTS);
+      coreUrl = await core.app.listen({ port: 0, host: '127.0.0.1' });
+      // The core, slowed down: an update waits UPDATE_DELAY_MS before it reaches the store's SOAP face.
+      proxy = await startUpstream();
+      proxy.behave((received, response) => {
+        const isUpdate = /update/i.test(String(received.headers.soapaction));
+        if (isUpdate && failNextUpdate) {
+          failNextUpdate = false;
+          response.writeHead(503, { 'content-type': 'text/plain' }).end('down for maintenance');
+          return;
+        }
+        setTimeout(
+          () => {
+            void fetch(`${coreUrl}${received.url}`, {
+              method: received.method,
+              headers: {
+                'content-type': String(received.headers['content-type']),
+                soapaction: String(received.headers.soapaction),
+              },
+              body: received.body,
+            }).then(async (answer) => {
+              response
+                .writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/xml' })
+                .end(await answer.text());
+            });
+          },
+          isUpdate ? UPDATE_DELAY_MS : 0,
+        );
+      });
+      const settings = loadConfig({
+        COREGATE_CORE: 'symxchange',
+        COREGATE_SYMXCHANGE_URL: proxy.url,
+        COREGATE_SYMXCHANGE_TIMEOUT_MS: '60000',
+        COREGATE_SYMXCHANGE_CONNECTIONS: String(CONCURRENT_UPDATES + 8),
+      });
+      gateway = await createHarness(backend, { core: settings.core, symxchange: settings.symxchange });
+    });
+    after(async () => {
+      await gateway?.close();
+      await proxy?.close();
+      await core?.close();
+    });
+
+    const hold = () => examples.shareTargets.find((target) => target.record === 'ShareHold')!;
+    const updateBody = (reference: string) => ({
+      AccountNumber: hold().accountNumber,
+      ShareId: hold().shareId,
+      ShareHoldLocator: hold().locator,
+      ShareHoldUpdatableFields: { Reference2: reference },
+    });
+    const keyed = (key: string, reference: string) =>
+      gateway.call(operationPath(update), updateBody(reference), { 'idempotency-key': key });
+    /** How many updates with this reference reached the core's store. */
+    const appliedAtCore = async (reference: string) => {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from account_fm_history
+        where new_character = ${reference}`.execute(core.database.db);
+      return rows[0]!.n;
+    };
+
+    test(`${CONCURRENT_UPDATES} keyed updates waiting on the core leave the database to the reads`, async () => {
+      let updatesDone = 0;
+      const updates = Array.from({ length: CONCURRENT_UPDATES }, (_, i) =>
+        keyed(`slow-${backend.name}-${i}`, `SLOW ${i}`).then((response) => {
+          updatesDone += 1;
+          return response;
+        }),
+      );
+      // While every update waits on the core, reads (answered by the core at once) and /ready (the
+      // gateway's database) answer, one after another.
+      const readsDoneWithUpdatesPending: boolean[] = [];
+      for (let i = 0; i < READS; i += 1) {
+        const [read, ready] = await Promise.all([
+          gateway.call(operationPath(lookup), { SSN: examples.sharedSsn.ssn }),
+          gateway.app.inject({ method: 'GET', url: '/ready' }),
+        ]);
+        assert.equal(read.statusCode, 200, read.body);
+        assert.equal(ready.statusCode, 200, ready.body);
+        readsDoneWithUpdatesPending.push(updatesDone === 0);
+      }
+      assert.ok(
+        readsDoneWithUpdatesPending.every(Boolean),
+        `every read answered while the ${CONCURRENT_UPDATES} updates were still at the core`,
+      );
+      if (backend.name === 'postgres') {
+        // No connection of the gateway's sits in a transaction while the core works.
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and state like 'idle in transaction%'`.execute(gateway.database.db);
+        assert.equal(rows[0]!.n, 0, 'connections idle in a transaction');
+      }
+      const answers = await Promise.all(updates);
+      for (const answer of answers) assert.equal(answer.statusCode, 200, answer.body);
+      for (let i = 0; i < CONCURRENT_UPDATES; i += 1) assert.equal(await appliedAtCore(`SLOW ${i}`), 1, `SLOW ${i}`);
+
+      // Each retried afterwards is the first answer again, and the core is not asked again.
+      proxy.received.length = 0;
+      const retried = await keyed(`slow-${backend.name}-7`, 'SLOW 7');
+      assert.equal(retried.headers['idempotent-replayed'], 'true');
+      assert.deepEqual(retried.json(), answers[7]!.json());
+      assert.equal(proxy.received.length, 0, 'a replay does not reach the core');
+    });
+
+    test('a retry while the first attempt is at the core is 409 IDEMPOTENCY_KEY_IN_PROGRESS, then the first answer', async () => {
+      const key = `in-progress-${backend.name}`;
+      const first = keyed(key, 'FIRST TRY');
+      // The first attempt's reservation is committed before its call to the core.
+      await waitFor(async () => (await pendingKeys(gateway, key)) === 1);
+      const meanwhile = await keyed(key, 'FIRST TRY');
+      assert.equal(meanwhile.statusCode, 409, meanwhile.body);
+      assert.equal(meanwhile.json().code, 'IDEMPOTENCY_KEY_IN_PROGRESS');
+      assert.equal(meanwhile.headers['retry-after'], '1');
+      assert.equal((await first).statusCode, 200);
+      const after = await keyed(key, 'FIRST TRY');
+      assert.equal(after.headers['idempotent-replayed'], 'true');
+      assert.equal(await appliedAtCore('FIRST TRY'), 1);
+    });
+
+    test('a call the core fails frees its key: the retry runs afresh', async () => {
+      const key = `failed-${backend.name}`;
+      failNextUpdate = true;
+      const failed = await keyed(key, 'AFTER FAILURE');
+      assert.ok(failed.statusCode >= 500, failed.body);
+      assert.equal(await pendingKeys(gateway, key), 0, 'no reservation left behind');
+      const retried = await keyed(key, 'AFTER FAILURE');
+      assert.equal(retried.statusCode, 200, retried.body);
+      assert.equal(retried.headers['idempotent-replayed'], undefined);
+      assert.equal(await appliedAtCore('AFTER FAILURE'), 1);
+    });
+
+    test('a reservation whose holder died mid-call is taken over once older than twice the core deadline', async () => {
+      const key = `abandoned-${backend.name}`;
+      // A pending reservation of this request, as a process killed during its core call leaves it: its
+      // hash is this request's, so only its age decides.
+      const body = updateBody('TAKEN OVER');
+      await keyed(`${key}-probe`, 'TAKEN OVER');
+      const { rows: probe } = await sql<{ request_hash: string }>`select request_hash from idempotency_key
+        where key = ${`${key}-probe`}`.execute(gateway.database.db);
+      assert.equal(probe.length, 1);
+      await sql`insert into idempotency_key (token_name, key, request_hash, created_at)
+        values ('test', ${key}, ${probe[0]!.request_hash}, now() - interval '1 hour')`.execute(gateway.database.db);
+      const taken = await gateway.call(operationPath(update), body, { 'idempotency-key': key });
+      assert.equal(taken.statusCode, 200, taken.body);
+      assert.equal(taken.headers['idempotent-replayed'], undefined);
+      // A fresh pending reservation is not taken over.
+      await sql`insert into idempotency_key (token_name, key, request_hash)
+        values ('test', ${`${key}-fresh`}, ${probe[0]!.request_hash})`.execute(gateway.database.db);
+      const fresh = await gateway.call(operationPath(update), body, { 'idempotency-key': `${key}-fresh` });
+      assert.equal(fresh.statusCode, 409, fresh.body);
+    });
+  });
+}
+
+/** Pending reservations (no answer yet) of a key. */
+async function pendingKeys(gateway: Harness, key: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from idempotency_key
+    where key = ${key} and status is null`.execute(gateway.database.db);
+  return rows[0]!.n;
+}
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
