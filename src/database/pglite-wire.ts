@@ -5,7 +5,7 @@
  *
  * PGlite's own `execProtocol` copies every chunk the backend writes, parses it with a general protocol
  * parser and wraps each call in a filesystem-sync lock; on an update that was a fifth of the server's CPU
- * (docs/performance.md, "The embedded database's protocol layer"). The connection instead takes the raw
+ * (docs/performance.md, "PGlite: one connection, WebAssembly"). The connection instead takes the raw
  * bytes (`execProtocolRawStream`) and reads them here, in one pass, into rows.
  */
 import { messages, protocol } from '@electric-sql/pglite';
