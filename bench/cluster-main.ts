@@ -1,7 +1,7 @@
 /**
  * The entry point of the bench's own servers (the ceiling, the hand-written anchor): `--workers W` runs W
  * processes through node:cluster, as `coregate serve --workers` does, each serving on `PORT`; SIGTERM
- * stops them all.
+ * stops them all (each exits, so a profiled one writes its profile).
  */
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
@@ -19,5 +19,7 @@ export function runClustered(serve: (port: number) => Promise<void>): void {
     });
     return;
   }
+  // Exiting, not dying of the signal, lets a process run under --cpu-prof write its profile.
+  process.once('SIGTERM', () => process.exit(0));
   void serve(port);
 }

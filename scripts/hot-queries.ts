@@ -12,6 +12,7 @@ import type { OperationContext } from '../src/operations/types.js';
 import { lockouts, sessions, tokens } from '../src/store/access.js';
 import { auditEvents } from '../src/store/audit.js';
 import type { Db } from '../src/database/database.js';
+import { faultRules } from '../src/store/fault-rules.js';
 import { idempotencyKeys } from '../src/store/idempotency.js';
 import { lookups } from '../src/store/lookups.js';
 import { capturingDatabase, type HotQuery } from '../src/store/query-snapshot.js';
@@ -176,4 +177,7 @@ export const HOT_QUERIES: readonly HotQuery[] = [
         },
       ]),
   },
+  // A sandbox with fault rules: each process reads the set once a second, and each firing is one statement.
+  { name: 'fault rule set: faultRules.live', module: 'fault-rules', run: (db) => faultRules.live(db) },
+  { name: 'fault rule fired: faultRules.fire', module: 'fault-rules', run: (db) => faultRules.fire(db, 7) },
 ];

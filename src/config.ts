@@ -70,6 +70,12 @@ export interface Config {
   readonly databaseConnectTimeoutMs: number;
   /** How long one PostgreSQL query may take before it is abandoned (a hung or unreachable server). */
   readonly databaseQueryTimeoutMs: number;
+  /**
+   * Seconds `serve` waits at start for a PostgreSQL it cannot reach (still starting, restarting) before it
+   * exits non-zero; 0 waits forever, for supervisors that prefer it. A host name that does not resolve stops
+   * the start at once.
+   */
+  readonly databaseStartTimeoutS: number;
   /** Milliseconds read events wait in memory before they are written: the audit trail's loss window on a crash. */
   readonly auditFlushMs: number;
   /** Audit events held in memory at most while the database cannot take them; beyond it the oldest are dropped (and counted in the log). */
@@ -97,6 +103,15 @@ export interface Config {
    * addresses; absent, each WSDL names the listener's own address as the request reached it.
    */
   readonly publicUrl: URL | undefined;
+  /**
+   * The running coregate the CLI's admin commands call (`COREGATE_URL`), and the token they call it with
+   * (`COREGATE_ADMIN_TOKEN`, scope `admin`); without the URL they call the server holding the data directory,
+   * with the demo token of its demo-credentials.json (cli/remote.ts).
+   */
+  readonly adminUrl: URL | undefined;
+  readonly adminToken: string | undefined;
+  /** The largest records file `POST /admin/import` takes, in bytes (413 above it). */
+  readonly importLimitBytes: number;
   /** On SIGTERM/SIGINT, in-flight requests get this long to finish before every connection is closed and the process exits. */
   readonly shutdownGraceMs: number;
   /** Hours an Idempotency-Key and its response are kept; older keys are swept. */
@@ -115,6 +130,21 @@ export interface Config {
   readonly core: 'store' | 'symxchange';
   /** The cores of gateway mode; undefined in store mode. */
   readonly symxchange: SymxchangeSettings | undefined;
+  /** Tracing with OpenTelemetry (docs/tracing.md): the standard `OTEL_*` variables, and what spans may name. */
+  readonly tracing: TracingSettings;
+}
+
+/**
+ * Spans are exported (OTLP over HTTP) when `OTEL_TRACES_EXPORTER=otlp`, or when it is unset and an OTLP
+ * endpoint is (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`); never with
+ * `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`. Otherwise no SDK is loaded and tracing costs nothing.
+ */
+export interface TracingSettings {
+  readonly export: boolean;
+  /** `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` or `OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf` (default) or `http/json`. */
+  readonly protocol: 'http/protobuf' | 'http/json';
+  /** `COREGATE_TRACE_ACCOUNT_NUMBERS`: a request's span names the accounts it touched (off by default: no member data). */
+  readonly accountNumbers: boolean;
 }
 
 /** pino's levels; `silent` logs nothing. */
@@ -212,6 +242,22 @@ function isAddressOrRange(entry: string): boolean {
   return /^[0-9]{1,3}$/.test(prefix) && bits <= (version === 4 ? 32 : 128);
 }
 
+/**
+ * Where a service's URL points, for a message: its host and port (the URL's default port when it names
+ * none), never its user or password. A PostgreSQL URL may name the host in its query (`?host=`).
+ *
+ * @example hostAndPort('postgres://app:secret@db.internal/records', 5432) // 'db.internal:5432'
+ */
+export function hostAndPort(raw: string, defaultPort: number): string {
+  try {
+    const url = new URL(raw);
+    const host = url.searchParams.get('host') || url.hostname || 'localhost';
+    return `${host}:${url.searchParams.get('port') || url.port || defaultPort}`;
+  } catch {
+    return 'an address that is not a URL';
+  }
+}
+
 /** `COREGATE_TRUSTED_PROXIES=10.0.0.5,10.1.0.0/16`: the load balancers whose X-Forwarded-For is believed. */
 function trustedProxies(env: NodeJS.ProcessEnv): string[] {
   const raw = env.COREGATE_TRUSTED_PROXIES;
@@ -249,6 +295,23 @@ function publicUrl(env: NodeJS.ProcessEnv): URL | undefined {
   return url;
 }
 
+/** `COREGATE_URL`: the base URL of a running coregate (http or https, no query, fragment or credentials). */
+function adminUrl(env: NodeJS.ProcessEnv): URL | undefined {
+  const raw = env.COREGATE_URL;
+  if (!raw) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.search || url.hash || url.username || url.password)
+    throw new Error(
+      `COREGATE_URL must be the http:// or https:// URL of a running coregate, without query, fragment or credentials, got "${raw}"`,
+    );
+  return url;
+}
+
 const POLICY_PREFIX = 'COREGATE_CREDENTIALS_';
 
 /** `COREGATE_CREDENTIALS_ACCOUNT=AdministrativeCredentials,CardCredentials` → { account: [...] }. */
@@ -277,8 +340,15 @@ function coreUrl(name: string, raw: string): URL {
   return url;
 }
 
+/**
+ * The gateway's deadline for a call and how long its circuit stays open, when not set: also what the sandbox's
+ * fault rules simulate a core's failures with in store mode (core/simulated-failures.ts).
+ */
+export const SYMXCHANGE_DEFAULTS = { timeoutMs: 15_000, breakerOpenMs: 10_000 } as const;
+
 /** The gateway's settings; a missing URL or a bad value stops the start with a line naming the variable. */
 function symxchangeSettings(env: NodeJS.ProcessEnv): SymxchangeSettings {
+  const defaults = SYMXCHANGE_DEFAULTS;
   const urls = new Map<number, URL>();
   if (env.COREGATE_SYMXCHANGE_URL)
     urls.set(DEFAULT_SYM, coreUrl('COREGATE_SYMXCHANGE_URL', env.COREGATE_SYMXCHANGE_URL));
@@ -302,11 +372,35 @@ function symxchangeSettings(env: NodeJS.ProcessEnv): SymxchangeSettings {
     deviceType,
     deviceNumber: integer(env, 'COREGATE_SYMXCHANGE_DEVICE_NUMBER', 0, -32768, 32767),
     connectTimeoutMs: integer(env, 'COREGATE_SYMXCHANGE_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
-    timeoutMs: integer(env, 'COREGATE_SYMXCHANGE_TIMEOUT_MS', 15_000, 100, 3_600_000),
+    timeoutMs: integer(env, 'COREGATE_SYMXCHANGE_TIMEOUT_MS', defaults.timeoutMs, 100, 3_600_000),
     maxAnswerBytes: integer(env, 'COREGATE_SYMXCHANGE_MAX_ANSWER_BYTES', 8 * 1024 * 1024, 4096, 1024 * 1024 * 1024),
     connections: integer(env, 'COREGATE_SYMXCHANGE_CONNECTIONS', 32, 1, 10_000),
     breakerFailures: integer(env, 'COREGATE_SYMXCHANGE_BREAKER_FAILURES', 5, 1, 10_000),
-    breakerOpenMs: integer(env, 'COREGATE_SYMXCHANGE_BREAKER_OPEN_MS', 10_000, 100, 3_600_000),
+    breakerOpenMs: integer(env, 'COREGATE_SYMXCHANGE_BREAKER_OPEN_MS', defaults.breakerOpenMs, 100, 3_600_000),
+  };
+}
+
+/** The tracing settings; an exporter coregate does not have (`zipkin`, gRPC) stops the start naming its variable. */
+function tracingSettings(env: NodeJS.ProcessEnv): TracingSettings {
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  const other = exporters.find((name) => name !== 'otlp' && name !== 'none');
+  if (other !== undefined)
+    throw new Error(`OTEL_TRACES_EXPORTER must be otlp or none (coregate exports over OTLP/HTTP), got "${other}"`);
+  const endpoint = Boolean(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT);
+  const disabled = env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true';
+  const exported = !disabled && (exporters.length > 0 ? exporters.includes('otlp') : endpoint);
+  const protocolVariable = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL
+    ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
+    : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  return {
+    export: exported,
+    protocol: exported
+      ? oneOf(env, protocolVariable, ['http/protobuf', 'http/json'], 'http/protobuf')
+      : 'http/protobuf',
+    accountNumbers: boolean(env, 'COREGATE_TRACE_ACCOUNT_NUMBERS', false),
   };
 }
 
@@ -343,6 +437,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     credentialPolicy: credentialPolicy(env),
     databaseConnectTimeoutMs: integer(env, 'COREGATE_DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
     databaseQueryTimeoutMs: integer(env, 'COREGATE_DB_QUERY_TIMEOUT_MS', 15_000, 100, 3_600_000),
+    databaseStartTimeoutS: integer(env, 'COREGATE_DB_START_TIMEOUT_S', 60, 0, 86_400),
     auditFlushMs: integer(env, 'COREGATE_AUDIT_FLUSH_MS', 200, 0, 60_000),
     auditBufferMax: integer(env, 'COREGATE_AUDIT_BUFFER_MAX', 100_000, 100, 10_000_000),
     headersTimeoutMs: integer(env, 'COREGATE_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
@@ -352,11 +447,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxConnectionsPerAddress: integer(env, 'COREGATE_MAX_CONNECTIONS_PER_ADDRESS', 256, 0, 1_000_000),
     trustedProxies: trustedProxies(env),
     publicUrl: publicUrl(env),
+    adminUrl: adminUrl(env),
+    adminToken: env.COREGATE_ADMIN_TOKEN || undefined,
+    importLimitBytes: integer(env, 'COREGATE_IMPORT_LIMIT_MB', 1024, 1, 65_536) * 1024 * 1024,
     shutdownGraceMs: integer(env, 'COREGATE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     idempotencyRetentionHours: integer(env, 'COREGATE_IDEMPOTENCY_RETENTION_HOURS', 24, 1, 24 * 365),
     checkResponses: boolean(env, 'COREGATE_CHECK_RESPONSES', false),
     soapAuth: oneOf(env, 'COREGATE_SOAP_AUTH', ['token', 'credentials'], 'token'),
     core,
     symxchange: core === 'symxchange' ? symxchangeSettings(env) : undefined,
+    tracing: tracingSettings(env),
   };
 }

@@ -404,7 +404,7 @@ describe('settings are checked before any work', () => {
 
   for (const [command, actions] of [
     ['token', 'create, list or revoke'],
-    ['user', 'add or list'],
+    ['user', 'add, list, disable, enable, unlock or password'],
     ['member', 'set-secret'],
   ] as const) {
     test(`coregate ${command} without an action exits 2 with its usage`, () => {

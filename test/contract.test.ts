@@ -21,7 +21,7 @@ import { buildApp } from '../src/http/app.js';
 import { answerKey, PLACEHOLDER } from '../src/http/openapi-examples.js';
 import { OPERATIONS } from '../src/operations/index.js';
 import { operationPath, type AnyOperation } from '../src/operations/types.js';
-import { demoExamples } from '../src/seed/examples.js';
+import { DEMO_USER, demoExamples } from '../src/seed/examples.js';
 import { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED } from '../src/seed/load.js';
 import { demoDataset, tokens } from '../src/store/access.js';
 import type { Database } from '../src/database/database.js';
@@ -146,7 +146,13 @@ for (const backend of BACKENDS) {
     before(async () => {
       database = await openTestDatabase(backend);
       demo = await seedDemo(database, secrets);
-      app = await buildApp({ db: database.db, secrets, config, demoAdminPassword: demo.adminPassword });
+      app = await buildApp({
+        db: database.db,
+        secrets,
+        config,
+        demoAdminPassword: demo.adminPassword,
+        demoUserPassword: demo.userPassword,
+      });
       contract = await documentOf(app);
     });
     after(async () => {
@@ -186,8 +192,17 @@ for (const backend of BACKENDS) {
       }
     });
 
+    test("logon's example signs on as the demo user with its password; logoff's names the TokenId logon answers", () => {
+      const logon = OPERATIONS.find((operation) => operation.name === 'logon')!;
+      const logoff = OPERATIONS.find((operation) => operation.name === 'logoff')!;
+      assert.deepEqual(requestOf(logon).Credentials, {
+        UserNumberCredentials: { UserNumber: DEMO_USER.userNumber, Password: demo.userPassword },
+      });
+      assert.deepEqual(requestOf(logoff).Credentials, { TokenCredentials: { TokenId: PLACEHOLDER.tokenId } });
+    });
+
     test('every documented request is answered 200 as documented, with the recorded answer', async () => {
-      const replayed = await replayDocumentedRequests(app, database, demo.token, contract.document as never);
+      const replayed = await replayDocumentedRequests(app, demo.token, contract.document as never);
       assert.equal(replayed.length, OPERATIONS.length);
       for (const { operation, response } of replayed) {
         assert.equal(response.statusCode, 200, `${answerKey(operation)}: ${response.body}`);
@@ -334,7 +349,8 @@ describe('the OpenAPI document itself', () => {
     const { document } = await documentOf(app);
     assert.equal(document.openapi, '3.1.0');
     assert.ok(document.servers.length > 0);
-    const services = new Set(OPERATIONS.map((operation) => operation.service));
+    // A tag per service, and the admin API's own.
+    const services = new Set([...OPERATIONS.map((operation) => operation.service), 'admin']);
     assert.deepEqual(new Set(document.tags.map((tag: Json) => tag.name)), services);
     for (const tag of document.tags) assert.ok(tag.description, `${tag.name} is described`);
     const scheme = document.components.securitySchemes.bearerAuth;

@@ -448,22 +448,30 @@ describe('coregate processes on one data directory', () => {
     );
   });
 
-  test('token create while serve runs exits 1 at once with one line naming the server; after it stops, it succeeds', async () => {
+  test('migrate while serve runs exits 1 at once with one line naming the server; after it stops, it succeeds', async () => {
+    const migrate = () => spawnSync(process.execPath, [...CLI, 'migrate'], { env: cliEnv(dataDir), encoding: 'utf8' });
     const started = Date.now();
-    const refused = createToken(dataDir, 'x');
+    const refused = migrate();
     assert.equal(refused.status, 1);
     assert.ok(Date.now() - started < 10_000, 'within a few seconds');
-    assert.equal(refused.stdout, '', 'no token printed');
+    assert.equal(refused.stdout, '');
     assert.match(
       refused.stderr,
       new RegExp(
-        `^coregate token failed: the embedded database in \\S+ is in use by process ${server.child.pid} \\(coregate serve, since \\S+\\); stop it first, or use DATABASE_URL .*\\n$`,
+        `^coregate migrate failed: the embedded database in \\S+ is in use by process ${server.child.pid} \\(coregate serve, since \\S+\\); stop it first, or use DATABASE_URL .*\\n$`,
       ),
     );
-    assert.equal(await signal(server.child, 'SIGTERM'), 0);
+    // An admin command goes through the server's admin API instead (test/cli-admin.test.ts).
     const created = createToken(dataDir, 'x');
     assert.equal(created.status, 0, created.stderr);
-    assert.match(created.stdout, /^cg_/);
+    assert.match(
+      created.stderr,
+      new RegExp(`^coregate token: via the admin API of the coregate serving .* \\(process ${server.child.pid}\\)`),
+    );
+    assert.equal(await signal(server.child, 'SIGTERM'), 0);
+    const after = migrate();
+    assert.equal(after.status, 0, after.stderr);
+    assert.match(after.stdout, /up to date/);
   });
 
   test('the next start after serve is killed with SIGKILL takes over its stale lock', async () => {

@@ -45,6 +45,8 @@ function spawnOnCluster(databaseUrl: string, port: number, args: readonly string
       COREGATE_SECRET: MASTER,
       COREGATE_DATA_DIR: dataDir,
       COREGATE_DB_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS),
+      // However long the cluster takes to come back, the start waits for it (the bound has its own suite).
+      COREGATE_DB_START_TIMEOUT_S: '0',
       COREGATE_RATE_LIMIT: '1000000',
       COREGATE_FINDBY_RATE_LIMIT: '1000000',
       PORT: String(port),
@@ -233,7 +235,9 @@ describe('a PostgreSQL restart under load', { skip: noServer }, () => {
     const starting = spawnOnCluster(cluster.url, port, ['--workers', '2']);
     // The workers wait for the database instead of dying or hanging without listening.
     await within(60_000, 'both workers reporting the wait', async () => {
-      const waiting = new Set(starting.output().match(/worker \d+: the database is not reachable/g) ?? []);
+      const waiting = new Set(
+        starting.output().match(/worker \d+: the database at \S+ \(DATABASE_URL\) is not reachable/g) ?? [],
+      );
       return waiting.size === 2;
     });
     await sleep(2_000);

@@ -45,18 +45,68 @@ async function findBySSN(baseUrl: string, credentials: Required<DemoCredentials>
   return response.status;
 }
 
-/** `coregate serve --demo` on `dataDir` (and `databaseUrl`, if any), resolved once it listens. */
-const serveDemo = (dataDir: string, databaseUrl = '') =>
+/**
+ * `coregate serve --demo` on `dataDir` (and `databaseUrl`, if any), resolved once it listens; with `logging`,
+ * at LOG_LEVEL info (`--workers 2` on PostgreSQL) and resolved once the whole banner is out.
+ */
+const serveDemo = (dataDir: string, databaseUrl = '', logging?: { workers?: number }) =>
   serve({
-    args: ['--demo'],
+    args: ['--demo', ...(logging?.workers ? ['--workers', String(logging.workers)] : [])],
     env: {
       COREGATE_DATA_DIR: dataDir,
       COREGATE_SECRET: SECRET,
       DATABASE_URL: databaseUrl,
       PORT: '0',
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: logging ? 'info' : 'warn',
+      // On PostgreSQL the banner shows the demo only when asked.
+      COREGATE_SHOW_DEMO: 'true',
     },
+    ...(logging ? { ready: /Try it:\n(?:.*\n)*?.*curl .*\n/ } : {}),
   });
+
+/** The start banner's lines, from the one naming the URL to the curl call, which ends it. */
+function bannerOf(output: string): string[] {
+  const lines = output.split('\n');
+  const first = lines.findIndex((line) => line.startsWith('coregate is serving'));
+  const last = lines.findIndex((line, index) => index > first && line.trim().startsWith('curl '));
+  assert.ok(first >= 0 && last > first, output);
+  return lines.slice(first, last + 1);
+}
+
+/** A banner with no log line inside it (log lines are JSON objects). */
+function assertOneBlock(output: string): void {
+  assert.match(output, /^\{"level":30/m, 'the log writes info lines around the banner');
+  assert.deepEqual(
+    bannerOf(output).filter((line) => line.startsWith('{')),
+    [],
+    output,
+  );
+}
+
+/** Calls an operation with the demo token: status and answer. */
+async function call(baseUrl: string, token: string, path: string, body: unknown) {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, answer: (await response.json()) as Record<string, unknown> };
+}
+
+/** The request example /openapi.json shows for the operation at `path`. */
+async function documentedExample(baseUrl: string, path: string): Promise<Record<string, unknown>> {
+  const document = (await (await fetch(`${baseUrl}/openapi.json`)).json()) as {
+    paths: Record<
+      string,
+      { post: { requestBody: { content: Record<string, { examples: { demo: { value: never } } }> } } }
+    >;
+  };
+  return document.paths[path]!.post.requestBody.content['application/json']!.examples.demo.value;
+}
+
+const LOGON = '/gw/627/persistent/usermanagement/logon';
+const LOGOFF = '/gw/627/persistent/usermanagement/logoff';
+const FIND_BY_SSN = '/gw/627/persistent/findby/findBySSN';
 
 /** The command line on the embedded database in `dataDir`, run to its end. */
 const cli = (dataDir: string, ...args: string[]) =>
@@ -81,6 +131,7 @@ async function assertReissued(dataDir: string, databaseUrl = ''): Promise<void> 
     const fresh = readCredentials(dataDir);
     assert.notEqual(fresh.apiToken, lost.apiToken);
     assert.notEqual(fresh.adminPassword, lost.adminPassword);
+    assert.notEqual(fresh.userPassword, lost.userPassword, "the demo user's password is replaced too");
     assert.equal(statSync(credentialsFile(dataDir)).mode & 0o777, 0o600);
     assert.equal(await findBySSN(served.baseUrl, fresh), 200);
     assert.equal(await findBySSN(served.baseUrl, lost), 401, 'the lost token is revoked');
@@ -121,6 +172,16 @@ describe(
 
     test('a start after the credentials file was deleted writes fresh ones, says so in one line, and the lost token stops working', () =>
       assertReissued(dataDir, databaseUrl));
+
+    test('serve --workers 2 prints its banner in one block, whatever the workers log meanwhile', async () => {
+      const served = await serveDemo(dataDir, databaseUrl, { workers: 2 });
+      try {
+        assert.match(served.output(), /2 worker processes/);
+        assertOneBlock(served.output());
+      } finally {
+        await stop(served.child);
+      }
+    });
   },
 );
 
@@ -152,6 +213,56 @@ describe('serve --demo on the embedded database', () => {
 
   test('a start after the credentials file was deleted writes fresh ones, says so in one line, and the lost token stops working', () =>
     assertReissued(dataDir));
+
+  describe('after coregate admin-password, the next start', () => {
+    const NEW_PASSWORD = 'changed-admin-pw';
+    let served: Awaited<ReturnType<typeof serveDemo>>;
+    before(async () => {
+      const changed = cli(dataDir, 'admin-password', '--password', NEW_PASSWORD);
+      assert.equal(changed.status, 0, changed.stderr);
+      served = await serveDemo(dataDir, '', {});
+    });
+    after(() => stop(served.child));
+
+    test("names the credentials file, which holds the new password, and the banner's curl call works with it", async () => {
+      const credentials = readCredentials(dataDir);
+      assert.equal(credentials.adminPassword, NEW_PASSWORD);
+      const banner = bannerOf(served.output());
+      assert.ok(
+        banner.some((line) => line.includes(`ADMIN_PASSWORD=$(jq -r .adminPassword ${credentialsFile(dataDir)})`)),
+      );
+      // The curl line as the shell runs it after the banner's TOKEN=… ADMIN_PASSWORD=… line.
+      const curl = banner
+        .at(-1)!
+        .replaceAll('$TOKEN', credentials.apiToken)
+        .replaceAll(`'"$ADMIN_PASSWORD"'`, NEW_PASSWORD);
+      const url = /curl -s (\S+)/.exec(curl)![1]!;
+      const body = /-d '(.+)'$/.exec(curl.trim())![1]!;
+      assert.equal(
+        (await call(served.baseUrl, credentials.apiToken, new URL(url).pathname, JSON.parse(body))).status,
+        200,
+      );
+      const example = await documentedExample(served.baseUrl, FIND_BY_SSN);
+      assert.deepEqual(example.Credentials, { AdministrativeCredentials: { Password: NEW_PASSWORD } });
+    });
+
+    test('prints its banner in one block between the JSON log lines', () => assertOneBlock(served.output()));
+
+    test("the reference's logon example signs on as the demo user, and logoff ends the session logon answered", async () => {
+      const { apiToken, userNumber, userPassword } = readCredentials(dataDir);
+      const logon = await documentedExample(served.baseUrl, LOGON);
+      assert.deepEqual(logon.Credentials, {
+        UserNumberCredentials: { UserNumber: userNumber, Password: userPassword },
+      });
+      const signedOn = await call(served.baseUrl, apiToken, LOGON, logon);
+      assert.equal(signedOn.status, 200, JSON.stringify(signedOn.answer));
+      const logoff = await documentedExample(served.baseUrl, LOGOFF);
+      const session = { Credentials: { TokenCredentials: { TokenId: signedOn.answer.TokenId } } };
+      assert.deepEqual(Object.keys(logoff), Object.keys(session), 'the example is its credentials alone');
+      assert.equal((await call(served.baseUrl, apiToken, LOGOFF, session)).status, 200);
+      assert.equal((await call(served.baseUrl, apiToken, LOGOFF, session)).status, 403, 'the session is over');
+    });
+  });
 
   test('a store seeded by coregate seed, without a credentials file, keeps its own credentials', async () => {
     const seededDir = missingDataDir();

@@ -155,6 +155,24 @@ for (const backend of BACKENDS) {
         '/Credentials/UserNumberCredentials/Password',
       );
     });
+
+    test('an empty AdministrativeCredentials, UserNumberCredentials or TokenCredentials is 400 naming what it lacks', async () => {
+      const lacking = {
+        AdministrativeCredentials: ['/Credentials/AdministrativeCredentials/Password'],
+        UserNumberCredentials: [
+          '/Credentials/UserNumberCredentials/Password',
+          '/Credentials/UserNumberCredentials/UserNumber',
+        ],
+        TokenCredentials: ['/Credentials/TokenCredentials/TokenId'],
+      };
+      for (const [kind, pointers] of Object.entries(lacking)) {
+        // Beside a member credential shown empty, as the spec shows them: that one still counts as absent.
+        const response = await h.call(FIND_BY_CARD, { Credentials: { [kind]: {}, CardCredentials: {} }, ...CARD });
+        assertProblem(response, 400, 'VALIDATION_FAILED');
+        const errors = (response.json() as { errors: { pointer: string }[] }).errors;
+        assert.deepEqual(errors.map((error) => error.pointer).sort(), pointers.sort(), response.body);
+      }
+    });
   });
 }
 

@@ -3,8 +3,9 @@
  * Idempotency-Key's reservation, calls the core with no transaction open, and commits the answer with its
  * audit event afterwards: 64 keyed updates waiting on a core that takes seconds per update hold no
  * connection of the gateway's pool (one connection, on the embedded database), so reads keep answering
- * meanwhile. A retry while the first attempt is still at the core is told so (409), a failed call frees
- * its key, and a reservation whose holder died is taken over.
+ * meanwhile. A retry while the first attempt is still at the core is told so (409); a call that never
+ * reached the core frees its key; one sent and unanswered, or whose holder died, keeps "may have been
+ * applied" as its key's answer, so that no retry applies it twice.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -168,10 +169,10 @@ for (const backend of BACKENDS) {
       assert.equal(await appliedAtCore('AFTER FAILURE'), 1);
     });
 
-    test('a reservation whose holder died mid-call is taken over once older than twice the core deadline', async () => {
+    test('a reservation whose holder died mid-call is settled as "may have been applied", never sent again', async () => {
       const key = `abandoned-${backend.name}`;
       // A pending reservation of this request, as a process killed during its core call leaves it: its
-      // hash is this request's, so only its age decides.
+      // hash is this request's (taken from a probe with the same body), so only its age decides.
       const body = updateBody('TAKEN OVER');
       await keyed(`${key}-probe`, 'TAKEN OVER');
       const { rows: probe } = await sql<{ request_hash: string }>`select request_hash from idempotency_key
@@ -179,14 +180,47 @@ for (const backend of BACKENDS) {
       assert.equal(probe.length, 1);
       await sql`insert into idempotency_key (token_name, key, request_hash, created_at)
         values ('test', ${key}, ${probe[0]!.request_hash}, now() - interval '1 hour')`.execute(gateway.database.db);
-      const taken = await gateway.call(operationPath(update), body, { 'idempotency-key': key });
-      assert.equal(taken.statusCode, 200, taken.body);
-      assert.equal(taken.headers['idempotent-replayed'], undefined);
+      proxy.received.length = 0;
+      for (const attempt of ['first', 'again']) {
+        const answer = await gateway.call(operationPath(update), body, { 'idempotency-key': key });
+        assert.equal(answer.statusCode, 504, `${attempt}: ${answer.body}`);
+        assert.equal(answer.json().code, 'CORE_TIMEOUT');
+        assert.match(answer.json().detail, /may have been applied: read the record/);
+      }
+      assert.equal(proxy.received.length, 0, 'the update is not sent again');
+      assert.equal(await appliedAtCore('TAKEN OVER'), 1, 'the probe only');
       // A fresh pending reservation is not taken over.
       await sql`insert into idempotency_key (token_name, key, request_hash)
         values ('test', ${`${key}-fresh`}, ${probe[0]!.request_hash})`.execute(gateway.database.db);
       const fresh = await gateway.call(operationPath(update), body, { 'idempotency-key': `${key}-fresh` });
       assert.equal(fresh.statusCode, 409, fresh.body);
+    });
+
+    test('an update sent and unanswered keeps its "may have been applied" answer: a retry is not sent again', async () => {
+      const key = `unanswered-${backend.name}`;
+      // The core takes the update (after UPDATE_DELAY_MS) but the gateway gives up first.
+      const impatient = await createHarness(backend, {
+        ...loadConfig({
+          COREGATE_CORE: 'symxchange',
+          COREGATE_SYMXCHANGE_URL: proxy.url,
+          COREGATE_SYMXCHANGE_TIMEOUT_MS: String(UPDATE_DELAY_MS / 3),
+        }),
+      });
+      try {
+        const call = () => impatient.call(operationPath(update), updateBody('UNANSWERED'), { 'idempotency-key': key });
+        const first = await call();
+        assert.equal(first.statusCode, 504, first.body);
+        assert.match(first.json().detail, /may have been applied/);
+        await new Promise((resolve) => setTimeout(resolve, UPDATE_DELAY_MS));
+        proxy.received.length = 0;
+        const retried = await call();
+        assert.equal(retried.statusCode, 504, retried.body);
+        assert.equal(retried.headers['idempotent-replayed'], 'true');
+        assert.equal(proxy.received.length, 0, 'the retry is not sent');
+        assert.equal(await appliedAtCore('UNANSWERED'), 1, 'applied once, by the first attempt');
+      } finally {
+        await impatient.close();
+      }
     });
   });
 }

@@ -173,6 +173,17 @@ for (const backend of BACKENDS) {
         assert.deepEqual(faultOf(answer), { faultcode: 'soapenv:Client', code: 'FORBIDDEN' });
       });
 
+      test('an empty AdministrativeCredentials is a Client fault VALIDATION_FAILED naming its Password', async () => {
+        const envelope = findBySsnEnvelope('123456789').replace(
+          /<AdministrativeCredentials>.*<\/AdministrativeCredentials>/,
+          '<AdministrativeCredentials/>',
+        );
+        const answer = await post('/SymXchange/findby', envelope, { soapaction: findBySsnAction });
+        assert.equal(answer.status, 500);
+        assert.deepEqual(faultOf(answer), { faultcode: 'soapenv:Client', code: 'VALIDATION_FAILED' });
+        assert.match(answer.text, /<pointer>\/Credentials\/AdministrativeCredentials\/Password<\/pointer>/);
+      });
+
       test('a missing record is a Client fault RECORD_NOT_FOUND', async () => {
         const envelope = `<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><c:getCollateral xmlns:c="${COLLATERAL_NS}">
           <Request MessageId="m"><CollateralNumber>${examples.noMatch.collateralNumber}</CollateralNumber>

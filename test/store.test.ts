@@ -774,9 +774,24 @@ for (const backend of BACKENDS) {
           code: true,
           core_latency_ms: true,
           core_outcome: true,
+          target: true,
+          trace_id: true,
         },
-        app_user: { user_number: true, name: true, password_hash: true, created_at: true },
+        app_user: { user_number: true, name: true, password_hash: true, created_at: true, disabled_at: true },
         coregate_migration: { id: true, checksum: true, applied_at: true },
+        fault_rule: {
+          id: true,
+          operations: true,
+          face: true,
+          effect: true,
+          probability: true,
+          times: true,
+          remaining: true,
+          fired: true,
+          until: true,
+          created_at: true,
+          created_by: true,
+        },
       } satisfies { [Table in keyof FixedTables]: Record<keyof FixedTables[Table], true> };
 
       test('FixedTables declares exactly the columns of the tables the migrations create', async () => {

@@ -15,10 +15,27 @@ import {
   hashPassword,
   PASSWORD_MAX_LENGTH,
 } from '../crypto/passwords.js';
-import { DEFAULT_SCOPES, SCOPES, type Scope } from '../contract/scopes.js';
-import { demoDataset, memberSecrets, settings, SETTING, tokens, users } from '../store/access.js';
-import { readAudit } from '../store/audit.js';
+import { SCOPES, type Scope } from '../contract/scopes.js';
+import { demoDataset, memberSecrets, settings, SETTING } from '../store/access.js';
+import {
+  AUDIT_PAGE_MAXIMUM,
+  type AuditEventInfo,
+  type AuditPage,
+  type AuditQuery,
+  type CreatedToken,
+  type TokenCreateBody,
+  type TokenInfo,
+  type TokenList,
+  type UserInfo,
+  type UserList,
+  type UserUnlocked,
+  type UserWithPassword,
+} from '../contract/admin.js';
+import { Problem } from '../contract/problems.js';
+import { liveServerOf } from '../database/data-dir-lock.js';
+import { adminAudit, adminTokens, adminUsers } from '../operations/administration.js';
 import { integerOption, parseCommand, UsageError, type CommandSpec } from './args.js';
+import { AdminProblemError, adminCall, liveServer, problemMessage, type AdminServer } from './remote.js';
 
 type Print = (line: string) => void;
 
@@ -40,6 +57,41 @@ export async function withRuntime<T>(config: Config, run: (runtime: Runtime) => 
     return await run(runtime);
   } finally {
     await runtime.database.close();
+  }
+}
+
+/** How an administrative command runs: on a live server through its admin API, or on the data directory. */
+export interface Administration<T> {
+  readonly remote: (server: AdminServer) => Promise<T>;
+  readonly local: (runtime: Runtime) => Promise<T>;
+  /** A problem's own message for this command (a usage hint), instead of its detail. */
+  readonly rewrite?: (code: string, message: string) => Error | undefined;
+}
+
+/**
+ * Runs an administrative command where the data is: when a live coregate holds the data directory (or
+ * `COREGATE_URL` is set) through that server's admin API, saying so in one line on stderr, otherwise on the
+ * data directory itself; both answer in the same shapes, so the command prints the same either way. A
+ * problem, from either, is a usage error (exit 2) when the request was at fault, else a failure.
+ */
+export async function administer<T>(config: Config, command: string, how: Administration<T>): Promise<T> {
+  const server = await liveServer(config);
+  try {
+    if (!server) return await withRuntime(config, how.local);
+    process.stderr.write(`coregate ${command}: via the admin API of ${server.description}\n`);
+    return await how.remote(server);
+  } catch (error) {
+    const problem =
+      error instanceof AdminProblemError
+        ? error
+        : error instanceof Problem
+          ? { status: error.status, code: error.code, message: problemMessage(error) }
+          : undefined;
+    if (!problem) throw error;
+    const rewritten = how.rewrite?.(problem.code, problem.message);
+    if (rewritten) throw rewritten;
+    const usage = [400, 404, 409].includes(problem.status) && problem.code !== 'INVALID_RECORD_FILE';
+    throw usage ? new UsageError(problem.message) : new Error(problem.message, { cause: error });
   }
 }
 
@@ -113,12 +165,13 @@ const TOKEN: CommandSpec = {
   list                                                    names, scopes and state
   revoke --name NAME
 
-Scopes: ${SCOPES.join(', ')} (default: all but store:reset).`,
+Scopes: ${SCOPES.join(', ')} (default: all but store:reset and admin).
+While a coregate serves the data directory (or with COREGATE_URL), the command calls its admin API.`,
   options: { name: { type: 'string' }, scopes: { type: 'string' }, 'expires-days': { type: 'string' } },
 };
 
-function parseScopes(raw: string | undefined): Scope[] {
-  if (raw === undefined) return [...DEFAULT_SCOPES];
+function parseScopes(raw: string | undefined): Scope[] | undefined {
+  if (raw === undefined) return undefined;
   const scopes = raw.split(',').map((s) => s.trim());
   const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length || scopes.length === 0) {
@@ -127,42 +180,59 @@ function parseScopes(raw: string | undefined): Scope[] {
   return scopes as Scope[];
 }
 
+/** A token's state as `token list` shows it. */
+function tokenState(token: TokenInfo): string {
+  if (token.state === 'revoked') return `revoked ${token.revokedAt}`;
+  if (token.expiresAt) return `${token.state === 'expired' ? 'expired' : 'expires'} ${token.expiresAt}`;
+  return 'active';
+}
+
 export async function tokenCommand(argv: string[], config: Config, print: Print): Promise<void> {
   const { values, flags, positionals } = parseCommand(TOKEN, argv);
   const action = positionals[0];
   if (flags.has('help')) return print(TOKEN.usage);
   if (!action) throw new UsageError(`coregate token needs an action: create, list or revoke\n\n${TOKEN.usage}`);
   const name = values.name;
-  await withRuntime(config, async ({ database: { db } }) => {
-    switch (action) {
-      case 'create': {
-        if (!name) throw new UsageError(`--name is required\n\n${TOKEN.usage}`);
-        const days = integerOption(values['expires-days'], 'expires-days', 0, TOKEN);
-        const expires = days > 0 ? new Date(Date.now() + days * 86_400_000) : undefined;
-        const existing = (await tokens.list(db)).find((t) => t.name === name);
-        if (existing) throw new UsageError(`A token named ${name} exists already`);
-        const { token, record } = await tokens.create(db, name, parseScopes(values.scopes), expires);
-        print(token);
-        print(
-          `# ${record.name}: scopes ${record.scopes.join(', ')}${record.expiresAt ? `, expires ${record.expiresAt}` : ''}`,
-        );
-        return;
-      }
-      case 'list':
-        for (const t of await tokens.list(db)) {
-          const state = t.revokedAt ? `revoked ${t.revokedAt}` : t.expiresAt ? `expires ${t.expiresAt}` : 'active';
-          print(`${t.name}\t${t.scopes.join(',')}\t${state}`);
-        }
-        return;
-      case 'revoke':
-        if (!name) throw new UsageError(`--name is required\n\n${TOKEN.usage}`);
-        if (!(await tokens.revoke(db, name))) throw new UsageError(`No live token named ${name}`);
-        print(`Revoked ${name}`);
-        return;
-      default:
-        throw new UsageError(`Unknown token action "${action}"\n\n${TOKEN.usage}`);
+  switch (action) {
+    case 'create': {
+      if (!name) throw new UsageError(`--name is required\n\n${TOKEN.usage}`);
+      const days = integerOption(values['expires-days'], 'expires-days', 0, TOKEN);
+      const scopes = parseScopes(values.scopes);
+      const input: TokenCreateBody = {
+        name,
+        ...(scopes ? { scopes } : {}),
+        ...(days > 0 ? { expiresInDays: days } : {}),
+      };
+      const created = await administer<CreatedToken>(config, 'token', {
+        remote: (server) => adminCall(server, 'POST', '/admin/tokens', input),
+        local: ({ database: { db } }) => adminTokens.create(db, input),
+      });
+      print(created.token);
+      print(
+        `# ${created.name}: scopes ${created.scopes.join(', ')}${created.expiresAt ? `, expires ${created.expiresAt}` : ''}`,
+      );
+      return;
     }
-  });
+    case 'list': {
+      const { tokens } = await administer<TokenList>(config, 'token', {
+        remote: (server) => adminCall(server, 'GET', '/admin/tokens'),
+        local: ({ database: { db } }) => adminTokens.list(db),
+      });
+      for (const t of tokens) print(`${t.name}\t${t.scopes.join(',')}\t${tokenState(t)}`);
+      return;
+    }
+    case 'revoke': {
+      if (!name) throw new UsageError(`--name is required\n\n${TOKEN.usage}`);
+      await administer<TokenInfo>(config, 'token', {
+        remote: (server) => adminCall(server, 'DELETE', `/admin/tokens/${encodeURIComponent(name)}`),
+        local: ({ database: { db } }) => adminTokens.revoke(db, name),
+      });
+      print(`Revoked ${name}`);
+      return;
+    }
+    default:
+      throw new UsageError(`Unknown token action "${action}"\n\n${TOKEN.usage}`);
+  }
 }
 
 /** A secret given on the command line: 1 to `maxLength` characters, as the core's credentials carry it. */
@@ -180,36 +250,100 @@ function secretOption(
 }
 
 const USER: CommandSpec = {
-  usage: `Usage: coregate user <add|list> [options]
+  usage: `Usage: coregate user <add|list|disable|enable|unlock|password> [options]
 
   add --number N --name NAME [--password P]   a core user for UserNumberCredentials (N in 1..9999);
                                               a password is generated and printed when not given
-  list`,
+  list                                        numbers and names (and "disabled" for a disabled user)
+  disable --number N                          its credentials are refused, its logon sessions end
+  enable --number N
+  unlock --number N                           clears its password lockouts
+  password --number N [--password P]          sets its password; a generated one is printed when not given
+
+While a coregate serves the data directory (or with COREGATE_URL), the command calls its admin API.`,
   options: { number: { type: 'string' }, name: { type: 'string' }, password: { type: 'string' } },
 };
+
+const USER_ACTIONS = ['add', 'list', 'disable', 'enable', 'unlock', 'password'] as const;
+
+function userNumberOption(value: string | undefined): number {
+  if (value === undefined) throw new UsageError(`--number is required\n\n${USER.usage}`);
+  const userNumber = integerOption(value, 'number', 0, USER);
+  if (userNumber < 1 || userNumber > 9999) throw new UsageError(`--number must be in 1..9999\n\n${USER.usage}`);
+  return userNumber;
+}
 
 export async function userCommand(argv: string[], config: Config, print: Print): Promise<void> {
   const { values, flags, positionals } = parseCommand(USER, argv);
   const action = positionals[0];
   if (flags.has('help')) return print(USER.usage);
-  if (!action) throw new UsageError(`coregate user needs an action: add or list\n\n${USER.usage}`);
+  if (!action) {
+    const actions = `${USER_ACTIONS.slice(0, -1).join(', ')} or ${USER_ACTIONS.at(-1)}`;
+    throw new UsageError(`coregate user needs an action: ${actions}\n\n${USER.usage}`);
+  }
+  if (!(USER_ACTIONS as readonly string[]).includes(action)) {
+    throw new UsageError(`Unknown user action "${action}"\n\n${USER.usage}`);
+  }
+  // Checked before anything is opened or called: a bad argument is the same usage error either way.
+  const userNumber = action === 'list' ? 0 : userNumberOption(values.number);
+  if (action === 'add' && !values.name) throw new UsageError(`--name is required\n\n${USER.usage}`);
+  const password = secretOption(values.password, 'password', PASSWORD_MAX_LENGTH, USER);
   storeOnly(config, 'user');
-  await withRuntime(config, async ({ database: { db } }) => {
-    if (action === 'list') {
-      for (const u of await users.list(db)) print(`${u.userNumber}\t${u.name}`);
+  const users = <T>(remote: Administration<T>['remote'], local: (db: Runtime['database']['db']) => Promise<T>) =>
+    administer<T>(config, 'user', { remote, local: ({ database: { db } }) => local(db) });
+  const path = `/admin/users/${userNumber}`;
+  switch (action) {
+    case 'list': {
+      const list = await users<UserList>(
+        (server) => adminCall(server, 'GET', '/admin/users'),
+        (db) => adminUsers.list(db),
+      );
+      for (const u of list.users) print(`${u.userNumber}\t${u.name}${u.state === 'disabled' ? '\tdisabled' : ''}`);
       return;
     }
-    if (action !== 'add') throw new UsageError(`Unknown user action "${action}"\n\n${USER.usage}`);
-    const userNumber = integerOption(values.number, 'number', 0, USER);
-    if (userNumber < 1 || userNumber > 9999) throw new UsageError(`--number must be in 1..9999\n\n${USER.usage}`);
-    if (!values.name) throw new UsageError(`--name is required\n\n${USER.usage}`);
-    if (await users.find(db, userNumber)) throw new UsageError(`User ${userNumber} exists already`);
-    const given = secretOption(values.password, 'password', PASSWORD_MAX_LENGTH, USER);
-    const password = given ?? generatePassword();
-    await users.add(db, userNumber, values.name, await hashPassword(password));
-    print(`Added user ${userNumber} (${values.name})`);
-    if (!values.password) print(`Password: ${password}`);
-  });
+    case 'add': {
+      const input = { userNumber, name: values.name!, ...(password === undefined ? {} : { password }) };
+      const added = await users<UserWithPassword>(
+        (server) => adminCall(server, 'POST', '/admin/users', input),
+        (db) => adminUsers.add(db, input),
+      );
+      print(`Added user ${added.userNumber} (${added.name})`);
+      if (added.password) print(`Password: ${added.password}`);
+      return;
+    }
+    case 'disable':
+    case 'enable': {
+      const user = await users<UserInfo>(
+        (server) => adminCall(server, 'POST', `${path}/${action}`, {}),
+        (db) => adminUsers.setDisabled(db, userNumber, action === 'disable'),
+      );
+      print(`${action === 'disable' ? 'Disabled' : 'Enabled'} user ${user.userNumber} (${user.name})`);
+      return;
+    }
+    case 'unlock': {
+      const user = await users<UserUnlocked>(
+        (server) => adminCall(server, 'POST', `${path}/unlock`, {}),
+        (db) => adminUsers.unlock(db, userNumber),
+      );
+      print(
+        `Unlocked user ${user.userNumber} (${user.name}): ${user.cleared} lockout${user.cleared === 1 ? '' : 's'} cleared`,
+      );
+      return;
+    }
+    case 'password': {
+      const body = password === undefined ? {} : { password };
+      const user = await users<UserWithPassword>(
+        (server) => adminCall(server, 'POST', `${path}/password`, body),
+        (db) => adminUsers.setPassword(db, userNumber, password),
+      );
+      print(
+        user.password
+          ? `Password of user ${user.userNumber}: ${user.password}`
+          : `Password of user ${user.userNumber} set`,
+      );
+      return;
+    }
+  }
 }
 
 const ADMIN_PASSWORD: CommandSpec = {
@@ -226,9 +360,18 @@ export async function adminPasswordCommand(argv: string[], config: Config, print
   if (flags.has('help')) return print(ADMIN_PASSWORD.usage);
   const password = secretOption(values.password, 'password', PASSWORD_MAX_LENGTH, ADMIN_PASSWORD) ?? generatePassword();
   storeOnly(config, 'admin-password');
+  // Not part of the admin API (docs/decisions.md, "Administering a running coregate"): say so, not just "in use".
+  const serving = config.databaseUrl ? undefined : liveServerOf(config.dataDir);
+  if (serving) {
+    throw new Error(
+      `the administrative password is set on the data directory only, and the coregate serving it (process ${serving.holder.pid} at ${serving.url}) holds it: stop the server, then run coregate admin-password`,
+    );
+  }
   await withRuntime(config, async ({ database: { db } }) => {
     await settings.set(db, SETTING.adminPasswordHash, await hashPassword(password));
   });
+  // The demo credentials file follows, so the start banner's curl call and /docs's examples use this password.
+  (await import('./demo.js')).rememberAdminPassword(config, password);
   print(values.password ? 'Administrative password set' : `Administrative password: ${password}`);
 }
 
@@ -269,13 +412,27 @@ export async function memberCommand(argv: string[], config: Config, print: Print
 }
 
 const AUDIT: CommandSpec = {
-  usage: `Usage: coregate audit --since WHEN [--account N] [--limit L]
+  usage: `Usage: coregate audit --since WHEN [--until WHEN] [--operation OP] [--account N] [--status S] [--token NAME] [--limit L]
 
 Prints the audit trail: who called which operation on which account or collateral, and the outcome.
-  --since WHEN   an ISO date or time (2026-11-21, 2026-11-21T10:00Z) or a duration back from now (15m, 2h, 7d)
-  --account N    only calls that touched this account
-  --limit L      at most L events (default 1000)`,
-  options: { since: { type: 'string' }, account: { type: 'string' }, limit: { type: 'string' } },
+  --since WHEN      an ISO date or time (2026-11-21, 2026-11-21T10:00Z) or a duration back from now (15m, 2h, 7d)
+  --until WHEN      only calls before then (the same forms)
+  --operation OP    only this operation (findBySSN, admin:token.create), or a prefix ending in * (admin:*)
+  --account N       only calls that touched this account
+  --status S        only calls answered with this status (403) or class (4xx)
+  --token NAME      only calls with this API token
+  --limit L         at most L events (default 1000)
+
+While a coregate serves the data directory (or with COREGATE_URL), the command calls its admin API.`,
+  options: {
+    since: { type: 'string' },
+    until: { type: 'string' },
+    operation: { type: 'string' },
+    account: { type: 'string' },
+    status: { type: 'string' },
+    token: { type: 'string' },
+    limit: { type: 'string' },
+  },
 };
 
 /** `15m`, `2h`, `7d` back from now, or an ISO date/time. */
@@ -289,34 +446,83 @@ export function parseSince(value: string, now = new Date()): Date | undefined {
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
 
+const AUDIT_COLUMNS = [
+  'at',
+  'status',
+  'code',
+  'operation',
+  'token',
+  'user',
+  'member',
+  'accounts',
+  'collateral',
+  'request',
+  'target',
+];
+
+/** One event as a line of `coregate audit`: tab-separated, `-` for nothing. */
+function auditLine(event: AuditEventInfo): string {
+  return [
+    event.at,
+    event.status,
+    event.code,
+    event.operation,
+    event.tokenName,
+    event.userNumber,
+    event.memberAccount,
+    event.accountNumbers.length > 0 ? event.accountNumbers.join(',') : null,
+    event.collateralNumber,
+    event.requestId,
+    event.target,
+  ]
+    .map((v) => (v === null || v === undefined ? '-' : String(v)))
+    .join('\t');
+}
+
 export async function auditCommand(argv: string[], config: Config, print: Print): Promise<void> {
   const { values, flags } = parseCommand(AUDIT, argv);
   if (flags.has('help')) return print(AUDIT.usage);
   const since = values.since ? parseSince(values.since) : undefined;
   if (!since) throw new UsageError(`--since must be an ISO date or a duration such as 2h\n\n${AUDIT.usage}`);
+  const until = values.until === undefined ? undefined : parseSince(values.until);
+  if (values.until !== undefined && !until) {
+    throw new UsageError(`--until must be an ISO date or a duration such as 2h\n\n${AUDIT.usage}`);
+  }
   const limit = integerOption(values.limit, 'limit', 1000, AUDIT);
-  await withRuntime(config, async ({ database: { db } }) => {
-    const rows = await readAudit(db, since, { accountNumber: values.account, limit });
-    print(
-      ['at', 'status', 'code', 'operation', 'token', 'user', 'member', 'accounts', 'collateral', 'request'].join('\t'),
-    );
-    for (const row of rows) {
-      print(
-        [
-          row.at,
-          row.status,
-          row.code,
-          row.operation,
-          row.tokenName,
-          row.userNumber,
-          row.memberAccount,
-          row.accountNumbers,
-          row.collateralNumber,
-          row.requestId,
-        ]
-          .map((v) => (v === null || v === undefined ? '-' : String(v)))
-          .join('\t'),
-      );
+  const query: AuditQuery = Object.fromEntries(
+    Object.entries({
+      from: since.toISOString(),
+      to: until?.toISOString(),
+      operation: values.operation,
+      account: values.account,
+      status: values.status,
+      token: values.token,
+    }).filter(([, value]) => value !== undefined),
+  );
+  let headed = false;
+  const head = () => {
+    if (!headed) print(AUDIT_COLUMNS.join('\t'));
+    headed = true;
+  };
+  /** Pages of at most `limit` events in all, printed as they come: memory holds one page. */
+  const printPages = async (page: (query: AuditQuery) => Promise<AuditPage>) => {
+    let cursor: string | undefined;
+    for (let left = limit; left > 0;) {
+      const { events, nextCursor } = await page({
+        ...query,
+        limit: String(Math.min(left, AUDIT_PAGE_MAXIMUM)),
+        ...(cursor ? { cursor } : {}),
+      });
+      head();
+      for (const event of events) print(auditLine(event));
+      left -= events.length;
+      if (nextCursor === null) break;
+      cursor = nextCursor;
     }
+  };
+  await administer<void>(config, 'audit', {
+    remote: (server) => printPages((page) => adminCall(server, 'GET', `/admin/audit?${new URLSearchParams(page)}`)),
+    local: ({ database: { db } }) => printPages((page) => adminAudit.page(db, page)),
   });
+  head();
 }

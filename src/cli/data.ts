@@ -7,14 +7,17 @@ import { createReadStream, createWriteStream, renameSync, rmSync, statSync } fro
 import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
 import type { Config } from '../config.js';
+import type { Imported, ResetAnswer, ResetBody } from '../contract/admin.js';
+import { importRecordFile, storeBusy } from '../operations/administration.js';
 import { resetToDemo } from '../seed/reset.js';
 import { createProgress } from '../seed/progress.js';
 import { DEFAULT_SEED } from '../seed/load.js';
 import { demoDataset, type DemoDataset } from '../store/access.js';
 import type { RecordFileHeader } from '../store/record-file.js';
-import { exportRecords, importRecords, StoreNotEmptyError, type RecordCounts } from '../store/record-transfer.js';
+import { exportRecords, StoreBusyError, type RecordCounts } from '../store/record-transfer.js';
 import { integerOption, parseCommand, UsageError, type CommandSpec } from './args.js';
-import { storeOnly, withRuntime } from './commands.js';
+import { administer, storeOnly } from './commands.js';
+import { adminCall, adminStream, adminUpload } from './remote.js';
 
 type Print = (line: string) => void;
 
@@ -25,9 +28,21 @@ const seconds = (started: number) => `${((performance.now() - started) / 1000).t
 const describeDataset = ({ seed, accounts }: DemoDataset) =>
   `seed ${seed}, ${integer.format(accounts)} account${accounts === 1 ? '' : 's'}`;
 
-/** Writes a line, waiting while the output's buffer is full. */
+/** Writes a line, waiting while the output's buffer is full; throws once the output failed or closed. */
 function lineWriter(output: Writable): (line: string) => Promise<void> | undefined {
-  return (line) => (output.write(`${line}\n`) ? undefined : once(output, 'drain').then(() => undefined));
+  return (line) => {
+    if (output.destroyed) throw output.errored ?? new Error('the output was closed');
+    if (output.write(`${line}\n`)) return undefined;
+    // `once` rejects when the output emits an error; a close without one ends the wait too. The wait's
+    // listeners go with it (aborted once one event came).
+    const waiting = new AbortController();
+    const { signal } = waiting;
+    return Promise.race([once(output, 'drain', { signal }), once(output, 'close', { signal })])
+      .finally(() => waiting.abort())
+      .then(() => {
+        if (output.destroyed) throw output.errored ?? new Error('the output was closed');
+      });
+  };
 }
 
 const EXPORT: CommandSpec = {
@@ -42,36 +57,90 @@ users, the administrative password and the audit trail are not exported.
   options: { out: { type: 'string' } },
 };
 
+/**
+ * Writes the records file, from the live server's admin API when one holds the data directory (or
+ * COREGATE_URL is set), else from the data directory; returns its counts (its header's).
+ */
+async function writeExport(config: Config, write: (line: string) => Promise<void> | undefined): Promise<RecordCounts> {
+  return administer<RecordCounts>(config, 'export', {
+    local: async ({ database }) => exportRecords(database.db, write),
+    remote: async (server) => {
+      let counts: RecordCounts | undefined;
+      let records = 0;
+      for await (const line of adminStream(server, '/admin/export')) {
+        if (counts === undefined) counts = (JSON.parse(line) as RecordFileHeader).counts ?? {};
+        else records += 1;
+        await write(line);
+      }
+      // The header counts every record: fewer lines means the answer was cut off.
+      if (counts === undefined || records !== total(counts)) {
+        throw new Error(`the export of ${server.description} ended after ${records} records, before its end`);
+      }
+      return counts;
+    },
+  });
+}
+
 export async function exportCommand(argv: string[], config: Config, print: Print): Promise<void> {
   const { values, flags } = parseCommand(EXPORT, argv);
   if (flags.has('help')) return print(EXPORT.usage);
   storeOnly(config, 'export');
   const out = values.out;
-  const partial = out === undefined ? undefined : `${out}.partial`;
-  const output = partial === undefined ? process.stdout : createWriteStream(partial, { mode: 0o600 });
-  try {
-    const { counts, started } = await withRuntime(config, async ({ database }) => {
-      const started = performance.now();
-      return { counts: await exportRecords(database.db, lineWriter(output)), started };
-    });
-    if (partial !== undefined && out !== undefined) {
-      await new Promise<void>((resolve, reject) =>
-        output.end((error?: Error | null) => (error ? reject(error) : resolve())),
+  const started = performance.now();
+  if (out === undefined) {
+    try {
+      const counts = await writeExport(config, lineWriter(process.stdout));
+      // On standard output the records are the output: the summary goes to stderr.
+      toStderr(
+        `Exported ${integer.format(total(counts))} records (${integer.format(counts.Account ?? 0)} accounts) in ${seconds(started)}`,
       );
-      renameSync(partial, out);
+    } catch (error) {
+      // A reader that stops early (`coregate export | head`) is not a failure of the export.
+      if ((error as { code?: unknown }).code === 'EPIPE') return;
+      throw error;
     }
-    // On standard output the records are the output: the summary goes to stderr.
-    (out === undefined ? toStderr : print)(
-      `Exported ${integer.format(total(counts))} records (${integer.format(counts.Account ?? 0)} accounts)${out === undefined ? '' : ` to ${out}`} in ${seconds(started)}`,
+    return;
+  }
+  // The file appears whole or not at all: written beside it, renamed once complete, removed on any failure.
+  const partial = `${out}.partial`;
+  const file = createWriteStream(partial, { mode: 0o600 });
+  // A write error (a full disk) is found by the next line written, or by the end: never an uncaught event.
+  file.on('error', () => undefined);
+  const opened = once(file, 'open').then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  const removePartial = () => rmSync(partial, { force: true });
+  const interrupted = (signal: NodeJS.Signals) => {
+    file.destroy();
+    removePartial();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  try {
+    // A file that cannot be created stops the export before anything is read.
+    const failedToOpen = await opened;
+    if (failedToOpen) throw failedToOpen;
+    const counts = await writeExport(config, lineWriter(file));
+    await new Promise<void>((resolve, reject) =>
+      file.end((error?: Error | null) => (error ? reject(error) : resolve())),
+    );
+    renameSync(partial, out);
+    print(
+      `Exported ${integer.format(total(counts))} records (${integer.format(counts.Account ?? 0)} accounts) to ${out} in ${seconds(started)}`,
     );
   } catch (error) {
-    if (partial !== undefined) {
-      output.destroy();
-      rmSync(partial, { force: true });
+    // Closed first: a file still being opened or written would be created again after its removal.
+    if (!file.closed) {
+      file.destroy();
+      await once(file, 'close').catch(() => undefined);
     }
-    // A reader that stops early (`coregate export | head`) is not a failure of the export.
-    if (out === undefined && (error as { code?: unknown }).code === 'EPIPE') return;
+    removePartial();
     throw error;
+  } finally {
+    process.removeListener('SIGINT', interrupted);
+    process.removeListener('SIGTERM', interrupted);
   }
 }
 
@@ -120,35 +189,45 @@ export async function importCommand(argv: string[], config: Config, print: Print
     throw new UsageError(`Cannot read ${file}: ${(error as Error).message}`);
   }
   storeOnly(config, 'import');
-  const announced = await recordsInFile(file);
-  const input = createReadStream(file);
+  const replace = flags.has('replace');
+  let imported: Imported;
   try {
-    const { header, counts, started } = await withRuntime(config, async ({ database, secrets }) => {
-      // Counted from here: opening (and on a new data directory, creating) the database is not importing.
-      const started = performance.now();
-      const progress = createProgress('Importing records', announced);
-      const summary = await importRecords(database.db, secrets, createInterface({ input, crlfDelay: Infinity }), {
-        replace: flags.has('replace'),
-        onProgress: (records) => progress.update(records),
-      });
-      progress.finish();
-      return { ...summary, started };
+    imported = await administer<Imported>(config, 'import', {
+      remote: (server) => adminUpload(server, `/admin/import${replace ? '?replace=true' : ''}`, file),
+      local: async ({ database, secrets }) => {
+        const progress = createProgress('Importing records', await recordsInFile(file));
+        const input = createReadStream(file);
+        try {
+          const lines = createInterface({ input, crlfDelay: Infinity });
+          const summary = await importRecordFile(database.db, secrets, lines, {
+            replace,
+            onProgress: (records) => progress.update(records),
+          });
+          progress.finish();
+          return summary;
+        } finally {
+          input.destroy();
+        }
+      },
+      rewrite: (code) =>
+        code === 'STORE_NOT_EMPTY'
+          ? new UsageError('The store already holds records; add --replace to replace them')
+          : undefined,
     });
-    print(
-      `Imported ${integer.format(total(counts))} records (${integer.format(counts.Account ?? 0)} accounts) from ${file} in ${seconds(started)}`,
-    );
-    if (header.demoDataset) {
-      print(`The records are demo dataset ${describeDataset(header.demoDataset)}: coregate reset goes back to it`);
-    }
   } catch (error) {
     // The bar's line is left as it was drawn; the error starts on a line of its own.
     if (process.stderr.isTTY) process.stderr.write('\n');
-    if (error instanceof StoreNotEmptyError) {
-      throw new UsageError('The store already holds records; add --replace to replace them');
-    }
-    throw new Error(`${(error as Error).message}; nothing was imported`, { cause: error });
-  } finally {
-    input.destroy();
+    if (error instanceof UsageError) throw error;
+    const message = (error as Error).message;
+    throw new Error(message.endsWith('nothing was imported') ? message : `${message}; nothing was imported`, {
+      cause: error,
+    });
+  }
+  print(
+    `Imported ${integer.format(total(imported.records))} records (${integer.format(imported.records.Account ?? 0)} accounts) from ${file} in ${(imported.elapsedMs / 1000).toFixed(1)} s`,
+  );
+  if (imported.demoDataset) {
+    print(`The records are demo dataset ${describeDataset(imported.demoDataset)}: coregate reset goes back to it`);
   }
 }
 
@@ -173,25 +252,34 @@ export async function resetCommand(argv: string[], config: Config, print: Print)
   const accounts = integerOption(values.accounts, 'accounts', 0, RESET);
   if (values.accounts !== undefined && accounts < 1)
     throw new UsageError(`--accounts must be at least 1\n\n${RESET.usage}`);
-  const given =
+  const given: ResetBody | undefined =
     values.accounts === undefined
       ? undefined
       : { seed: integerOption(values.seed, 'seed', DEFAULT_SEED, RESET), accounts };
   storeOnly(config, 'reset');
-  await withRuntime(config, async ({ database: { db }, secrets }) => {
-    const dataset = given ?? (await demoDataset.get(db));
-    if (!dataset) {
-      throw new UsageError(
-        'This store records no demo dataset (its records were imported, or seeded by an earlier coregate); give --accounts N [--seed S]',
-      );
-    }
-    const progress = createProgress('Resetting accounts', dataset.accounts);
-    const { counts, elapsedMs } = await resetToDemo(db, secrets, dataset, {
-      onProgress: (done) => progress.update(done),
-    });
-    progress.finish();
-    print(
-      `Reset to demo dataset ${describeDataset(dataset)} (${integer.format(total(counts))} records) in ${(elapsedMs / 1000).toFixed(1)} s; API tokens, users and the administrative password are unchanged`,
+  const noDataset = () =>
+    new UsageError(
+      'This store records no demo dataset (its records were imported, or seeded by an earlier coregate); give --accounts N [--seed S]',
     );
+  const answer = await administer<ResetAnswer>(config, 'reset', {
+    remote: (server) => adminCall(server, 'POST', '/admin/reset', given ?? {}),
+    local: async ({ database: { db }, secrets }) => {
+      const dataset = given ? { seed: given.seed ?? DEFAULT_SEED, accounts } : await demoDataset.get(db);
+      if (!dataset) throw noDataset();
+      const progress = createProgress('Resetting accounts', dataset.accounts);
+      try {
+        const { counts, elapsedMs } = await resetToDemo(db, secrets, dataset, {
+          onProgress: (done) => progress.update(done),
+        });
+        progress.finish();
+        return { status: 'reset', dataset, records: counts, elapsedMs };
+      } catch (error) {
+        throw error instanceof StoreBusyError ? storeBusy(error) : error;
+      }
+    },
+    rewrite: (code) => (code === 'NOT_A_DEMO_DATASET' ? noDataset() : undefined),
   });
+  print(
+    `Reset to demo dataset ${describeDataset(answer.dataset)} (${integer.format(total(answer.records))} records) in ${(answer.elapsedMs / 1000).toFixed(1)} s; API tokens, users and the administrative password are unchanged`,
+  );
 }

@@ -1,14 +1,15 @@
 /**
  * The demo set-up of `coregate serve`. On an empty store: seed the deterministic demo dataset, create a
- * demo API token and an administrative password, and write both to `<data dir>/demo-credentials.json`
- * (mode 0600). In gateway mode the records and the passwords are the core's: only the demo API token is
- * created. A store that holds records already (imported before the first start) is left as it is.
+ * demo API token, an administrative password and a demo user (UserNumberCredentials, for logon), and write
+ * them to `<data dir>/demo-credentials.json` (mode 0600). In gateway mode the records and the passwords are
+ * the core's: only the demo API token is created. A store that holds records already (imported before the
+ * first start) is left as it is.
  *
  * The file is the only place the clear credentials exist, so it is written inside the transaction that
  * stores them (nothing is kept when it cannot be written), and before the seeding, so a data dir that
  * cannot take it stops the start before any record is written. A demo store whose file is gone (deleted,
  * or a new data dir beside a PostgreSQL set up before) gets fresh credentials: the lost demo token is
- * revoked and the admin password replaced, since neither can be read back from the database.
+ * revoked and the admin and demo user passwords replaced, since none can be read back from the database.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,7 +20,8 @@ import { seedMemberSecrets } from '../seed/member-secrets.js';
 import { createProgress } from '../seed/progress.js';
 import { generatePassword, hashPassword } from '../crypto/passwords.js';
 import { SCOPES } from '../contract/scopes.js';
-import { demoDataset, settings, SETTING, tokens } from '../store/access.js';
+import { DEMO_USER } from '../seed/examples.js';
+import { demoDataset, settings, SETTING, tokens, users } from '../store/access.js';
 import type { Db } from '../database/database.js';
 import { storeHoldsRecords } from '../store/record-transfer.js';
 
@@ -27,6 +29,12 @@ export interface DemoCredentials {
   readonly apiToken: string;
   /** The store's administrative password; none in gateway mode, where the core verifies credentials. */
   readonly adminPassword?: string;
+  /**
+   * The demo user (`DEMO_USER`) and its password, which logon's example uses; none in gateway mode, nor in a
+   * file written before there was a demo user.
+   */
+  readonly userNumber?: number;
+  readonly userPassword?: string;
 }
 
 /** What `bootstrapDemo` did. */
@@ -70,6 +78,18 @@ function writeDemoCredentials(config: Config, credentials: DemoCredentials): voi
   } finally {
     rmSync(temporary, { force: true });
   }
+}
+
+/**
+ * Keeps the credentials file true when the administrative password changes (`coregate admin-password`): the
+ * start banner's curl call and the reference's examples take the password from it. Returns whether there
+ * was a file to update.
+ */
+export function rememberAdminPassword(config: Config, adminPassword: string): boolean {
+  const credentials = readDemoCredentials(config);
+  if (!credentials || config.core === 'symxchange') return false;
+  writeDemoCredentials(config, { ...credentials, adminPassword });
+  return true;
 }
 
 /**
@@ -129,18 +149,27 @@ async function issueDemoCredentials(
   options: { readonly adminPassword: boolean; readonly revoke: readonly string[] },
 ): Promise<void> {
   const adminPassword = options.adminPassword ? generatePassword() : undefined;
+  // A user of the operator's own under the demo user's number keeps its password.
+  const demoUser = options.adminPassword ? await users.entry(db, DEMO_USER.userNumber) : undefined;
+  const userPassword =
+    options.adminPassword && (!demoUser || demoUser.name === DEMO_USER.name) ? generatePassword() : undefined;
   // Hashed before the transaction opens: scrypt takes a while, and the embedded database has one connection.
-  const adminPasswordHash = adminPassword === undefined ? undefined : await hashPassword(adminPassword);
+  const [adminPasswordHash, userPasswordHash] = await Promise.all(
+    [adminPassword, userPassword].map((password) => (password === undefined ? undefined : hashPassword(password))),
+  );
   let written = false;
   try {
     await db.transaction().execute(async (trx) => {
       for (const name of options.revoke) await tokens.revoke(trx, name);
       if (adminPasswordHash) await settings.set(trx, SETTING.adminPasswordHash, adminPasswordHash);
+      if (userPasswordHash && demoUser) await users.setPassword(trx, DEMO_USER.userNumber, userPasswordHash);
+      else if (userPasswordHash) await users.add(trx, DEMO_USER.userNumber, DEMO_USER.name, userPasswordHash);
       const { token } = await tokens.create(trx, `demo-${Date.now()}`, SCOPES);
-      writeDemoCredentials(
-        config,
-        adminPassword === undefined ? { apiToken: token } : { apiToken: token, adminPassword },
-      );
+      writeDemoCredentials(config, {
+        apiToken: token,
+        ...(adminPassword === undefined ? {} : { adminPassword }),
+        ...(userPassword === undefined ? {} : { userNumber: DEMO_USER.userNumber, userPassword }),
+      });
       written = true;
     });
   } catch (error) {

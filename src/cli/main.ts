@@ -1,17 +1,18 @@
 /**
- * The coregate command line: `coregate <command> [options]`, `--help` on each.
+ * The coregate command line: `coregate <command> [options]`, `--help` on each. Without a command it serves,
+ * as `npm start` does, so that `npx coregate` alone starts the sandbox.
  */
 import { loadConfig, type Config } from '../config.js';
 import { UsageError } from './args.js';
 
-const USAGE = `Usage: coregate <command> [options]
+const USAGE = `Usage: coregate [command] [options]
 
 Commands:
-  serve            serve the API (default port 8627)
+  serve            serve the API (default port 8627); also what coregate does without a command
   migrate          apply database migrations
   seed             generate a deterministic demo dataset
   token            create, list or revoke API tokens
-  user             add or list core users (UserNumberCredentials)
+  user             add, list, disable, enable or unlock core users, or set their password
   admin-password   set the administrative password
   member           set a member's home banking password or audio access code
   audit            read the audit trail
@@ -19,6 +20,11 @@ Commands:
   import           load an exported file in one transaction, checked against the catalog
   reset            put the store back to its seeded demo dataset
   core check       gateway mode: reach each SymXchange core once (TLS identity, latency)
+  faults           add, list or clear the sandbox's fault rules on a running server (COREGATE_SANDBOX_FAULTS=on)
+
+token, user, audit, export, import and reset work on a running server too: while a coregate serves the
+data directory, or with COREGATE_URL set, they call its admin API (with COREGATE_ADMIN_TOKEN, or the data
+directory's demo token) and say so on stderr.
 
 Environment: PORT, HOST, DATABASE_URL, COREGATE_DATA_DIR, COREGATE_SECRET, REDIS_URL, LOG_LEVEL, LOG_FORMAT,
 COREGATE_METRICS, COREGATE_SANDBOX_FAULTS, COREGATE_CORE and the other COREGATE_* settings (see README).
@@ -41,15 +47,16 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   import: async () => (await import('./data.js')).importCommand,
   reset: async () => (await import('./data.js')).resetCommand,
   core: async () => (await import('./core-check.js')).coreCommand,
+  faults: async () => (await import('./faults.js')).faultsCommand,
 };
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
 async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
+  const [name = 'serve', ...rest] = argv;
+  if (name === '--help' || name === '-h' || name === 'help') {
     print(USAGE);
-    return name ? 0 : 1;
+    return 0;
   }
   const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!load) {

@@ -4,7 +4,11 @@
  * share the port, so every core of the host serves requests.
  */
 import cluster from 'node:cluster';
-import type { Config } from '../config.js';
+import { existsSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isIP } from 'node:net';
+import { DEFAULT_SYM, hostAndPort, type Config } from '../config.js';
 import type { Runtime } from '../runtime.js';
 import type { DemoSetUp } from './demo.js';
 import { integerOption, parseCommand, UsageError, type CommandSpec } from './args.js';
@@ -15,10 +19,12 @@ import { integerOption, parseCommand, UsageError, type CommandSpec } from './arg
 const SERVE: CommandSpec = {
   usage: `Usage: coregate serve [--no-demo] [--workers N]
 
-Serves the API on PORT (default 8627). Without DATABASE_URL it uses the embedded database under
-COREGATE_DATA_DIR (default ./data) and, on the first start, seeds the demo dataset and creates demo
-credentials (written to <data dir>/demo-credentials.json; a later start that finds the file gone writes
-fresh ones). With DATABASE_URL nothing is seeded unless --demo is given.
+Serves the API on PORT (default 8627); also what coregate does without a command. Without DATABASE_URL it
+uses the embedded database under COREGATE_DATA_DIR (default ./data; ./coregate-data when installed from the
+package) and, on the first start, seeds the demo dataset and creates demo credentials (written to
+<data dir>/demo-credentials.json; a later start that finds the file gone writes fresh ones). With
+DATABASE_URL nothing is seeded unless --demo is given, and a database that cannot be reached is waited for
+at start for COREGATE_DB_START_TIMEOUT_S seconds (default 60; 0 waits forever).
   --demo         set up the demo on PostgreSQL too
   --no-demo      never set up the demo
   --workers N    serve from N processes sharing the port (PostgreSQL only; default 1)`,
@@ -27,10 +33,18 @@ fresh ones). With DATABASE_URL nothing is seeded unless --demo is given.
 
 type Print = (line: string) => void;
 
-/** What a cluster worker tells the primary once it listens. */
-interface ListeningMessage {
-  readonly listening: number;
+/** What a cluster worker tells the primary: that it listens, or that it gave up starting (and why). */
+interface WorkerMessage {
+  readonly listening?: number;
+  readonly gaveUp?: string;
 }
+
+/**
+ * A start that stopped waiting: the database's host does not resolve, or it stayed unreachable for
+ * `COREGATE_DB_START_TIMEOUT_S`. A cluster primary that hears of it from a worker ends the start instead of
+ * forking another worker to wait again.
+ */
+class StartAbandoned extends Error {}
 
 /**
  * A worker that dies this soon after starting counts as a quick death; each is followed by a longer wait
@@ -64,6 +78,7 @@ export async function serveCommand(argv: string[], config: Config, print: Print)
     for (const url of config.symxchange.urls.values()) tlsOptions(url, config.symxchange);
   }
   await checkPortFree(config);
+  await checkHostsResolve(config);
   const wantsDemo = flags.has('no-demo') ? false : flags.has('demo') || !config.databaseUrl;
   if (workers === 1) return serveAlone(config, wantsDemo, print);
   return servePrimary(config, wantsDemo, workers, print);
@@ -102,6 +117,47 @@ async function checkPortFree(config: Config): Promise<void> {
 }
 
 /**
+ * A service coregate reaches, with the variable that names it: each is reported by that name. The database
+ * is waited for at start (`openRuntimeWhenReachable`); Redis and the cores are not (rate limits fall back to
+ * each instance's memory, and a core's outage is a 503 CORE_UNAVAILABLE), but a host name that does not
+ * resolve is a typo no wait mends.
+ */
+function servicesOf(config: Config): { variable: string; url: string; defaultPort: number }[] {
+  const services = config.redisUrl ? [{ variable: 'REDIS_URL', url: config.redisUrl, defaultPort: 6379 }] : [];
+  for (const [sym, url] of config.symxchange?.urls ?? []) {
+    const variable = sym === DEFAULT_SYM ? 'COREGATE_SYMXCHANGE_URL' : `COREGATE_SYMXCHANGE_URL_${sym}`;
+    services.push({ variable, url: url.href, defaultPort: url.protocol === 'https:' ? 443 : 80 });
+  }
+  return services;
+}
+
+/**
+ * Stops the start at once, naming the variable, when Redis's or a core's host name does not resolve
+ * (ENOTFOUND: the name server says there is no such name). A resolver that cannot answer now (EAI_AGAIN) is
+ * let pass: the service's own outage handling waits for it.
+ */
+async function checkHostsResolve(config: Config): Promise<void> {
+  const { lookup } = await import('node:dns/promises');
+  for (const { variable, url, defaultPort } of servicesOf(config)) {
+    let host: string;
+    try {
+      host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    } catch {
+      continue;
+    }
+    if (!host || isIP(host)) continue;
+    const code = await lookup(host).then(
+      () => undefined,
+      (error: NodeJS.ErrnoException) => error.code,
+    );
+    if (code === 'ENOTFOUND')
+      throw new Error(
+        `${variable} names the host ${hostAndPort(url, defaultPort)}, and ${host} does not resolve (ENOTFOUND): check the host name`,
+      );
+  }
+}
+
+/**
  * Without Redis each worker keeps its own limits; the primary hands connections out round-robin, so each
  * worker enforces its share of the per-token rate. With Redis the workers share one limit.
  */
@@ -118,30 +174,62 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Opens and migrates the database, waiting for it while it is unreachable (a PostgreSQL that is still
- * starting or restarting): each failed attempt is reported once, and the port is served as soon as the
- * database answers. Any other failure (bad credentials, a failing migration) is thrown at once.
+ * starting or restarting): each failed attempt is reported in a line naming DATABASE_URL's host and port
+ * and the driver's error, and the port is served as soon as the database answers. The wait is bounded by
+ * `COREGATE_DB_START_TIMEOUT_S` (0: none); a host name that does not resolve ends it at once, as does any
+ * other failure (bad credentials, a failing migration).
  */
 async function openRuntimeWhenReachable(config: Config, report: Print): Promise<Runtime> {
   const [{ openRuntime }, { isConnectionFailure }] = await Promise.all([
     import('../runtime.js'),
     import('../database/database.js'),
   ]);
+  const bound = config.databaseStartTimeoutS;
+  const deadline = bound === 0 ? Infinity : Date.now() + bound * 1000;
+  const database = `the database at ${hostAndPort(config.databaseUrl ?? '', 5432)} (DATABASE_URL)`;
   for (let wait = DATABASE_RETRY_FIRST_MS; ; wait = Math.min(wait * 2, DATABASE_RETRY_MAX_MS)) {
     try {
       return await openRuntime(config, { onConnectionError: (error) => connectionErrors.report(error) });
     } catch (error) {
       if (!isConnectionFailure(error)) throw error;
-      report(`the database is not reachable (${failureReason(error)}); trying again in ${wait} ms`);
-      await sleep(wait);
+      const reason = failureReason(error);
+      // ENOTFOUND: the name server says there is no such name, a typo no wait mends (EAI_AGAIN is waited for).
+      if (failureCode(error) === 'ENOTFOUND')
+        throw new StartAbandoned(`${database} cannot be reached: its host does not resolve (${reason})`);
+      const left = deadline - Date.now();
+      if (left <= 0)
+        throw new StartAbandoned(
+          `${database} was not reachable within ${bound} s (${reason}); giving up ` +
+            `(COREGATE_DB_START_TIMEOUT_S sets the wait, 0 waits forever)`,
+        );
+      const next = Math.min(wait, left);
+      report(`${database} is not reachable (${reason}); trying again in ${next} ms`);
+      await sleep(next);
     }
   }
 }
 
-/** The driver's own words for a connection failure (`ECONNREFUSED`, `57P03`, a message), not ours. */
+/** The driver's error behind a connection failure (the failure wraps it as its cause). */
+function driverError(error: unknown): { code?: unknown; message?: unknown } {
+  return ((error as { cause?: unknown }).cause ?? error) as { code?: unknown; message?: unknown };
+}
+
+/** The error code of a connection failure (`ECONNREFUSED`, `ENOTFOUND`, `57P03`), if it has one. */
+function failureCode(error: unknown): string | undefined {
+  const { code } = driverError(error);
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * The driver's own words for a connection failure, code first (`ECONNREFUSED: connect ECONNREFUSED
+ * 127.0.0.1:5999`, `57P03: the database system is starting up`), not ours. They never hold the URL's password.
+ */
 function failureReason(error: unknown): string {
-  const cause = (error as { cause?: unknown }).cause ?? error;
-  const { code, message } = cause as { code?: unknown; message?: unknown };
-  return String(code ?? message);
+  const { message } = driverError(error);
+  const code = failureCode(error);
+  const words = typeof message === 'string' && message !== '' ? message : undefined;
+  if (code === undefined) return words ?? 'no reason given';
+  return words === undefined || words === code ? code : `${code}: ${words}`;
 }
 
 const toStderr: Print = (line) => process.stderr.write(`${line}\n`);
@@ -188,13 +276,23 @@ function demoSetUpLine(setUp: DemoSetUp, file: string, config: Config): string {
   }
 }
 
+/** The demo set-up's passwords, for the reference's examples. */
+async function demoPasswords(config: Config): Promise<{ demoAdminPassword?: string; demoUserPassword?: string }> {
+  const credentials = (await import('./demo.js')).readDemoCredentials(config);
+  return { demoAdminPassword: credentials?.adminPassword, demoUserPassword: credentials?.userPassword };
+}
+
 /** Builds the app on an open runtime and listens; closes both on SIGINT/SIGTERM. Returns the port. */
 async function listen(config: Config, runtime: Runtime): Promise<number> {
-  const [{ buildApp, LOG_REDACT }, { createJwtVerifier, jwtSettingsFromEnv }, { logDestination }] = await Promise.all([
-    import('../http/app.js'),
-    import('../security/jwt.js'),
-    import('../http/logging.js'),
-  ]);
+  const [{ buildApp, LOG_REDACT }, { createJwtVerifier, jwtSettingsFromEnv }, { logDestination }, tracing] =
+    await Promise.all([
+      import('../http/app.js'),
+      import('../security/jwt.js'),
+      import('../http/logging.js'),
+      import('../telemetry/sdk.js'),
+    ]);
+  // Each serving process (each worker) exports its own spans, when the OTEL_* variables say where (docs/tracing.md).
+  await tracing.startTracing(config.tracing);
   const jwtSettings = jwtSettingsFromEnv();
   const app = await buildApp({
     db: runtime.database.db,
@@ -206,8 +304,8 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
       ...(await logDestination(config.logFormat)),
     },
     jwt: jwtSettings ? createJwtVerifier(jwtSettings) : undefined,
-    // Shown in the reference's examples only while the database is the demo dataset it belongs to (api-reference.ts).
-    demoAdminPassword: (await import('./demo.js')).readDemoCredentials(config)?.adminPassword,
+    // Shown in the reference's examples only while the database is the demo dataset they belong to (api-reference.ts).
+    ...(await demoPasswords(config)),
   }).catch(async (error: unknown) => {
     // Nothing may keep the process alive after a failed start (the database holds its data directory).
     await runtime.database.close();
@@ -216,8 +314,17 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
   connectionErrors.report = (error) =>
     app.log.warn({ err: error }, 'a database connection was lost; it will be replaced');
   let stopping = false;
+  // While shutting down, each answer closes its connection: a kept-alive connection (a load balancer's)
+  // that finishes a request then would otherwise stay open, idle, and hold the exit back to the grace period.
+  app.addHook('onSend', async (_request, reply) => {
+    if (stopping) reply.header('connection', 'close');
+  });
   const shutdown = async (signal: string) => {
     if (stopping) {
+      // A worker hears one signal twice when it went to the whole process group (systemd's default
+      // KillMode, Ctrl-C in a terminal) and the primary passes it on: it keeps finishing its requests. An
+      // operator who will not wait signals the primary again, whose exit ends its workers.
+      if (cluster.isWorker) return;
       // A second signal: the operator does not want to wait for the grace period.
       app.log.warn({ signal }, 'stopping at once');
       process.exit(1);
@@ -237,6 +344,8 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
     try {
       await app.close();
       await runtime.database.close();
+      // The spans still buffered are sent before the process ends.
+      await tracing.stopTracing();
     } catch (error) {
       app.log.error({ err: error }, 'shutdown did not complete cleanly');
       process.exit(1);
@@ -266,9 +375,17 @@ async function serveAlone(config: Config, wantsDemo: boolean, print: Print): Pro
  * wait), listens on the shared port and reports it.
  */
 async function serveWorker(config: Config): Promise<void> {
-  const runtime = await openRuntimeWhenReachable(config, (line) => toStderr(`worker ${process.pid}: ${line}`));
+  const runtime = await openRuntimeWhenReachable(config, (line) => toStderr(`worker ${process.pid}: ${line}`)).catch(
+    async (error: unknown) => {
+      const { send } = process;
+      if (!(error instanceof StartAbandoned) || !send) throw error;
+      // The primary ends the start with this line (once, for every worker), and forks no worker to wait again.
+      await new Promise((resolve) => send.call(process, { gaveUp: error.message } satisfies WorkerMessage, resolve));
+      process.exit(1);
+    },
+  );
   const port = await listen(config, runtime);
-  process.send?.({ listening: port } satisfies ListeningMessage);
+  process.send?.({ listening: port } satisfies WorkerMessage);
 }
 
 /**
@@ -296,7 +413,14 @@ async function servePrimary(config: Config, wantsDemo: boolean, workers: number,
   const fork = () => {
     const forkedAt = Date.now();
     const worker = cluster.fork();
-    worker.on('message', (message: Partial<ListeningMessage>) => {
+    worker.on('message', (message: WorkerMessage) => {
+      if (message.gaveUp !== undefined && !bannerShown && !stopping) {
+        // A worker that gave up waiting at start: another would wait again, so the start ends here.
+        stopping = true;
+        for (const other of Object.values(cluster.workers ?? {})) other?.kill('SIGTERM');
+        rejectStarted(new Error(message.gaveUp));
+        return;
+      }
       if (typeof message.listening !== 'number') return;
       listeningPorts.set(worker.id, message.listening);
       quickDeaths = 0;
@@ -355,7 +479,16 @@ interface BannerOptions {
   readonly showSecrets: boolean;
 }
 
+/**
+ * Prints the start banner in one write, so that no log line (this process's, or a worker's) lands inside it.
+ */
 async function printBanner(config: Config, port: number, print: Print, options: BannerOptions): Promise<void> {
+  const lines: string[] = [];
+  await bannerLines(config, port, (line) => lines.push(line), options);
+  print(lines.join('\n'));
+}
+
+async function bannerLines(config: Config, port: number, print: Print, options: BannerOptions): Promise<void> {
   const workers = options.workers ?? 1;
   const base = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
   const store = config.databaseUrl ? 'PostgreSQL' : `embedded database in ${config.dataDir}`;
@@ -390,7 +523,7 @@ async function printBanner(config: Config, port: number, print: Print, options: 
     } else {
       print(`  Demo token and admin password: ${file}`);
     }
-    print(`  Demo values to try: docs/demo-data.md`);
+    print(`  Demo values to try: ${packageFile('docs/demo-data.md')}`);
     print('');
     print('Try it:');
     const [bearer, password] = options.showSecrets
@@ -404,6 +537,18 @@ async function printBanner(config: Config, port: number, print: Print, options: 
     );
   }
   print('');
+}
+
+/**
+ * A file of coregate's own package (its documentation), as a path from the working directory when it lies
+ * below it: the package's root is the nearest folder up from this module (src/cli/, or dist/ compiled)
+ * holding a package.json.
+ */
+function packageFile(name: string): string {
+  let root = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(root, 'package.json')) && dirname(root) !== root) root = dirname(root);
+  const path = relative(process.cwd(), join(root, name));
+  return path.startsWith('..') || isAbsolute(path) ? join(root, name) : path;
 }
 
 function wantsBanner(config: Config): boolean {

@@ -27,7 +27,11 @@ export type ProblemCode =
   | 'CORE_CREDENTIALS_REJECTED'
   | 'STORE_ONLY'
   | 'SANDBOX_FAULTS_DISABLED'
+  | 'TOO_MANY_FAULT_RULES'
   | 'NOT_A_DEMO_DATASET'
+  | 'ALREADY_EXISTS'
+  | 'STORE_NOT_EMPTY'
+  | 'INVALID_RECORD_FILE'
   | 'INTERNAL';
 
 export interface PropertyError {
@@ -59,7 +63,11 @@ const TITLES: Record<ProblemCode, string> = {
   CORE_CREDENTIALS_REJECTED: 'The core rejected the credentials',
   STORE_ONLY: 'Not available in gateway mode',
   SANDBOX_FAULTS_DISABLED: 'Sandbox fault injection is off',
+  TOO_MANY_FAULT_RULES: 'Too many fault rules',
   NOT_A_DEMO_DATASET: 'The store does not hold a demo dataset',
+  ALREADY_EXISTS: 'It exists already',
+  STORE_NOT_EMPTY: 'The store already holds records',
+  INVALID_RECORD_FILE: 'The records file is not valid',
   INTERNAL: 'Internal error',
 };
 

@@ -86,9 +86,16 @@ export function sandboxFaultsDisabled(): Problem {
   );
 }
 
-/** The problem a fault forces, shaped (headers, `errors`, `core`) as the real one is. */
-function forcedProblem(code: SandboxFaultCode, status: number): Problem {
-  const detail = `Forced by ${SANDBOX_FAULT_HEADER} (sandbox fault injection)`;
+/**
+ * The problem a fault forces, shaped (headers, `errors`, `core`) as the real one is; its detail says what
+ * forced it (the header, unless told).
+ * @example forcedProblem('RATE_LIMITED', 429).headers // { 'retry-after': '1' }
+ */
+export function forcedProblem(
+  code: SandboxFaultCode,
+  status: number,
+  detail = `Forced by ${SANDBOX_FAULT_HEADER} (sandbox fault injection)`,
+): Problem {
   if (code === 'UNAUTHENTICATED') return unauthenticated(detail);
   if (WITH_ERRORS.has(code)) return new Problem(status, code, detail, [{ pointer: '', detail }]);
   const retryAfter = status === 408 ? undefined : RETRY_AFTER[code];

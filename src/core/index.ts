@@ -10,7 +10,7 @@ import { storeCore } from './store-core.js';
 import { symxchangeCore, type CoreLog } from './symxchange-core.js';
 
 export type { CircuitState, Core, CoreCall, CoreReadiness } from './core.js';
-export { faultProblem, type CoreLog } from './symxchange-core.js';
+export { faultProblem, mayHaveBeenApplied, type CoreLog } from './symxchange-core.js';
 
 export interface CoreOptions {
   readonly operations: readonly AnyOperation[];

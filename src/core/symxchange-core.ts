@@ -27,6 +27,7 @@ import {
 } from '../symxchange/codec.js';
 import type { XmlElement } from '../symxchange/xml.js';
 import { symxchangeService } from '../catalog/symxchange/index.js';
+import { traceCoreAnswer, traceCoreAttempt, traceCoreCall } from '../telemetry/tracing.js';
 import { xmlAnswerReader } from './answer-reader.js';
 import type { CircuitState as CoreCircuitState, Core, CoreCall } from './core.js';
 import { createForwarding, type CallCore } from './forwarding.js';
@@ -143,13 +144,69 @@ function mediaType(contentType: string): string {
     : 'another content type';
 }
 
+/**
+ * The failure of an answer that is not a SOAP envelope (another status, or not XML).
+ * @example notAnEnvelope(200, 'text/html').message // 'the core answered HTTP 200 with text/html, not a SOAP envelope'
+ */
+export function notAnEnvelope(status: number, contentType: string): CoreFailure {
+  return new CoreFailure(
+    'bad-response',
+    `the core answered HTTP ${status} with ${mediaType(contentType)}, not a SOAP envelope`,
+    { sent: true },
+  );
+}
+
 /** The element path of a codec error as a problem may name it: XML names only (the XSD's, mostly). */
 const ELEMENT_PATH = /^[A-Za-z_][A-Za-z0-9_.:@/[\]-]{0,299}$/;
 
 /** 502 for an answer the codec refused: its stable code and the element at fault, not what the core wrote. */
-function notSymxchange(error: SoapCodecError): Problem {
+export function notSymxchange(error: SoapCodecError): Problem {
   const at = error.path !== undefined && ELEMENT_PATH.test(error.path) ? ` at ${error.path}` : '';
   return new Problem(502, 'CORE_BAD_RESPONSE', `The core's answer is not what SymXchange says (${error.code}${at})`);
+}
+
+/** What the problems of a failed exchange say of time: the call's deadline, and the wait while a circuit is open. */
+export interface FailureTiming {
+  readonly timeoutMs: number;
+  /** Retry-After of an unavailable core that gave none of its own. */
+  readonly retryAfterSeconds: number;
+}
+
+/** The timing of a gateway's settings. */
+export function failureTiming(settings: Pick<SymxchangeSettings, 'timeoutMs' | 'breakerOpenMs'>): FailureTiming {
+  return { timeoutMs: settings.timeoutMs, retryAfterSeconds: Math.max(1, Math.ceil(settings.breakerOpenMs / 1000)) };
+}
+
+/**
+ * The problem of an exchange that failed (`CoreFailure`: unavailable, timeout, bad response); a write says
+ * whether it reached the core (one never written was not applied).
+ * @example failureProblem(new CoreFailure('unavailable', 'the core is unreachable (ECONNREFUSED)'), false, timing).status // 503
+ */
+export function failureProblem(error: CoreFailure, writes: boolean, timing: FailureTiming): Problem {
+  const write = writes && error.kind !== 'bad-response' ? (error.sent ? UNSURE_WRITE : UNSENT_WRITE) : '';
+  const unsure = (problem: Problem) => {
+    if (write === UNSURE_WRITE) UNSURE_WRITES.add(problem);
+    return problem;
+  };
+  if (error.kind === 'timeout')
+    return unsure(new Problem(504, 'CORE_TIMEOUT', `The core did not answer within ${timing.timeoutMs} ms${write}`));
+  if (error.kind === 'bad-response')
+    return new Problem(502, 'CORE_BAD_RESPONSE', `${error.message[0]!.toUpperCase()}${error.message.slice(1)}`);
+  const retryAfter = Math.min(Number(error.retryAfter) || timing.retryAfterSeconds, MAX_RETRY_AFTER_SECONDS);
+  return unsure(
+    coreUnavailable(`The core is unavailable: ${error.message}${write}`, Math.max(1, Math.ceil(retryAfter))),
+  );
+}
+
+/** The problems of writes that were sent to the core and not answered: the core may have applied them. */
+const UNSURE_WRITES = new WeakSet<Problem>();
+
+/**
+ * Whether an error of a write's core call leaves its outcome unknown: the update was sent and no answer
+ * came, so it may have been applied. Sending it again could apply it twice.
+ */
+export function mayHaveBeenApplied(error: unknown): boolean {
+  return error instanceof Problem && UNSURE_WRITES.has(error);
 }
 
 /** cockatiel's breaker states by their names in the metrics. */
@@ -209,7 +266,7 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
   // The core is outside the gateway's trust: every answer is checked against the operation's contract.
   const checkAnswer = responseChecker(options.schemas);
   const device = { DeviceType: settings.deviceType, DeviceNumber: settings.deviceNumber };
-  const retryAfterSeconds = Math.max(1, Math.ceil(settings.breakerOpenMs / 1000));
+  const timing = failureTiming(settings);
   const unknownLogged = new Set<string>();
 
   const cores = new Map<number, SymCore>();
@@ -240,12 +297,7 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
         ...(head.retryAfter ? { retryAfter: head.retryAfter } : {}),
       });
     const isXml = /^\s*(text|application)\/(soap\+)?xml\b/i.test(head.contentType);
-    if ((status !== 200 && status !== 500) || !isXml)
-      throw new CoreFailure(
-        'bad-response',
-        `the core answered HTTP ${status} with ${mediaType(head.contentType)}, not a SOAP envelope`,
-        { sent: true },
-      );
+    if ((status !== 200 && status !== 500) || !isXml) throw notAnEnvelope(status, head.contentType);
     return xmlAnswerReader(xmlLimits, maxRepeats);
   }
 
@@ -262,6 +314,7 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
       return await exchange(call, path, soapAction, xml);
     } catch (error) {
       if (!read || !(error instanceof CoreFailure) || !error.reset || call.deadline.aborted) throw error;
+      traceCoreAttempt(2);
       return exchange(call, path, soapAction, xml);
     }
   }
@@ -278,7 +331,7 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
     if (error instanceof BrokenCircuitError)
       return coreUnavailable(
         `The core of Sym ${call.core.sym} is failing; calls are held back for a while`,
-        retryAfterSeconds,
+        timing.retryAfterSeconds,
       );
     if (error instanceof SoapCodecError) {
       log?.warn({ ...logged(call, operation), error: loggable(error.message) }, "the core's answer is not SymXchange");
@@ -290,14 +343,7 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
       { ...logged(call, operation), failure: error.message, cause: loggable(cause?.message), code: cause?.code },
       'the call to the core failed',
     );
-    // A write tells its caller whether it reached the core: one never written was not applied.
-    const write = operation.writes && error.kind !== 'bad-response' ? (error.sent ? UNSURE_WRITE : UNSENT_WRITE) : '';
-    if (error.kind === 'timeout')
-      return new Problem(504, 'CORE_TIMEOUT', `The core did not answer within ${settings.timeoutMs} ms${write}`);
-    if (error.kind === 'bad-response')
-      return new Problem(502, 'CORE_BAD_RESPONSE', `${error.message[0]!.toUpperCase()}${error.message.slice(1)}`);
-    const retryAfter = Math.min(Number(error.retryAfter) || retryAfterSeconds, MAX_RETRY_AFTER_SECONDS);
-    return coreUnavailable(`The core is unavailable: ${error.message}${write}`, Math.max(1, Math.ceil(retryAfter)));
+    return failureProblem(error, operation.writes === true, timing);
   }
 
   /** The JSON answer of one operation at one core; throws the gateway's problem otherwise. */
@@ -317,6 +363,7 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
     } catch (error) {
       throw failedExchange(call, operation, error);
     }
+    traceCoreAnswer(answer.status);
     try {
       const decoded = codec.decodeResponse(operation, answer.body);
       if (decoded.notes) noted(call, operation, decoded.notes);
@@ -382,7 +429,16 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
         requestId: coreCall.requestId,
         deadline: AbortSignal.timeout(settings.timeoutMs),
       };
-      const callCore: CallCore = (op, request) => callOperation(call, op, request);
+      // Each SOAP call is a CLIENT span of the request's, its traceparent sent to the core (docs/tracing.md).
+      const callCore: CallCore = (op, request) =>
+        traceCoreCall(
+          () => {
+            const wire = codec.mapping.wireOperation(op);
+            const facts = { service: wire.service, operation: wire.name, soapAction: wire.soapAction };
+            return { ...facts, sym: core.sym, url: core.transport.url };
+          },
+          () => callOperation(call, op, request),
+        );
       try {
         const result = await forwarding.answer(operation, body as JsonObject, callCore);
         // A read answered after its deadline is late however it got there; a write that was answered is answered.

@@ -13,6 +13,7 @@ import type { Socket } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { buildConnector, Pool, type Dispatcher } from 'undici';
 import type { SymxchangeSettings } from '../config.js';
+import { injectTraceContext } from '../telemetry/tracing.js';
 
 export type CoreFailureKind = 'unavailable' | 'timeout' | 'bad-response';
 
@@ -308,7 +309,8 @@ export function coreTransport(url: URL, settings: SymxchangeSettings): CoreTrans
       exchange(
         'POST',
         path,
-        { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${soapAction}"` },
+        // With tracing on, the core call's `traceparent` (and `tracestate`): the core's spans join the trace.
+        injectTraceContext({ 'content-type': 'text/xml; charset=utf-8', soapaction: `"${soapAction}"` }),
         xml,
         options,
       ),

@@ -27,9 +27,15 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 
 export const LOCK_FILE = 'coregate.lock';
+/**
+ * Where the server holding the lock listens (`{"url":…,"pid":…,"lock":<its lock's id>}`): written once it
+ * listens, removed with the lock, so that a command on the same data directory can call its admin API
+ * instead of refusing (cli/remote.ts). A file of an earlier lock is never believed.
+ */
+export const SERVER_FILE = 'coregate.url';
 
 /** What the lock file holds. */
 export interface LockHolder {
@@ -69,6 +75,61 @@ export interface DataDirLock {
   readonly tookOver: StaleLock | undefined;
   /** Stops the heartbeat and deletes the lock file if it is still this lock (never another's). Idempotent. */
   release(): void;
+}
+
+/** What `SERVER_FILE` holds. */
+export interface ServerAddress {
+  readonly url: string;
+  readonly pid: number;
+  /** The id of the lock its server holds (`LockHolder.id`). */
+  readonly lock: string;
+}
+
+/** The locks this process holds, by directory, with what it announced there (`announceServer`). */
+const heldHere = new Map<string, { holder: LockHolder; announced?: string }>();
+
+/**
+ * Writes where this process serves into a data directory whose lock it holds; false (and nothing written)
+ * when it holds no lock there (a PostgreSQL or in-memory database, a test's app). The file goes with the lock.
+ * @example announceServer(config.dataDir, 'http://127.0.0.1:8627')
+ */
+export function announceServer(dataDir: string, url: string): boolean {
+  const directory = resolve(dataDir);
+  const held = heldHere.get(directory);
+  if (!held) return false;
+  const address: ServerAddress = { url, pid: process.pid, lock: held.holder.id };
+  const content = `${JSON.stringify(address)}\n`;
+  const file = join(directory, SERVER_FILE);
+  writeAtomically(file, content, (temporary) => renameSync(temporary, file));
+  held.announced = content;
+  return true;
+}
+
+/** Removes what `announceServer` wrote (the server stops listening); the lock stays. */
+export function withdrawServer(dataDir: string): void {
+  const directory = resolve(dataDir);
+  const held = heldHere.get(directory);
+  if (held?.announced === undefined) return;
+  removeIfOurs(join(directory, SERVER_FILE), held.announced);
+  held.announced = undefined;
+}
+
+/**
+ * The live server holding a data directory's lock and where it listens; undefined when no live process
+ * holds it, or its holder has announced no address (a command, or a server still starting).
+ */
+export function liveServerOf(dataDir: string): { readonly holder: LockHolder; readonly url: string } | undefined {
+  const directory = resolve(dataDir);
+  const lock = readLock(join(directory, LOCK_FILE));
+  if (!lock?.holder || isStale(lock)) return undefined;
+  let address: Partial<ServerAddress>;
+  try {
+    address = JSON.parse(readFileSync(join(directory, SERVER_FILE), 'utf8')) as Partial<ServerAddress>;
+  } catch {
+    return undefined;
+  }
+  if (address.lock !== lock.holder.id || typeof address.url !== 'string') return undefined;
+  return { holder: lock.holder, url: address.url };
 }
 
 /** A second process asked for a data directory another one holds. */
@@ -191,6 +252,14 @@ function claim(file: string, content: string): Claim {
 
 function ownedLock(file: string, content: string, tookOver: StaleLock | undefined): DataDirLock {
   const holder = JSON.parse(content) as LockHolder;
+  const directory = dirname(file);
+  const held: { holder: LockHolder; announced?: string } = { holder };
+  heldHere.set(directory, held);
+  const forgetHeld = () => {
+    if (heldHere.get(directory) !== held) return;
+    heldHere.delete(directory);
+    if (held.announced !== undefined) removeIfOurs(join(directory, SERVER_FILE), held.announced);
+  };
   // The heartbeat touches the file this process created, through a descriptor of its own: once another
   // process has replaced the lock (judging it stale), the touches land on the replaced file, never on theirs.
   const descriptor = openSync(file, 'r');
@@ -208,6 +277,7 @@ function ownedLock(file: string, content: string, tookOver: StaleLock | undefine
   // one killed outright leaves it stale. Exiting is no time to throw: a lock left behind is only stale.
   const releaseOnExit = () => {
     try {
+      forgetHeld();
       removeIfOurs(file, content);
     } catch {
       // left stale
@@ -220,6 +290,7 @@ function ownedLock(file: string, content: string, tookOver: StaleLock | undefine
     clearInterval(heartbeat);
     closeSync(descriptor);
     process.removeListener('exit', releaseOnExit);
+    forgetHeld();
     removeIfOurs(file, content);
   };
   process.on('exit', releaseOnExit);

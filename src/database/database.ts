@@ -6,6 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import { traceQuery } from '../telemetry/tracing.js';
 import { PGliteDialect } from './pglite-dialect.js';
 
 /** Kysely over a schema derived at run time from the catalog, so queries are built with `sql`. */
@@ -232,7 +233,8 @@ function preparingPool(
     const run = async (text: string, values?: unknown[]) => {
       usage.queriesInFlight += 1;
       try {
-        return await client.query({ name: nameOf(text), text, values }).catch(failed);
+        // A child span of the request in flight, named by the statement (docs/tracing.md; off, a flag read).
+        return await traceQuery('pg', text, () => client.query({ name: nameOf(text), text, values })).catch(failed);
       } finally {
         usage.queriesInFlight -= 1;
       }
@@ -248,6 +250,10 @@ function preparingPool(
       },
     };
   };
+  // Wrapped (and so listened to) as the pool connects it, before it is handed out: a server shutting down
+  // can end a session in the same read that completes its start-up, and that `error` is emitted before
+  // `pool.connect()`'s caller runs (the fleet test's PostgreSQL restart ended a worker so).
+  pool.on('connect', (client) => wrapped.set(client, wrap(client)));
   return {
     async connect() {
       const client = await pool.connect().catch((error: unknown) => {

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { recordDef, SHARE_RECORD_NAMES } from '../catalog/index.js';
-import { generationDdl, reconcileTableDdl, recordIndexDdl, schemaDdl } from './schema.js';
+import { FAULT_RULE_TABLE, generationDdl, reconcileTableDdl, recordIndexDdl, schemaDdl } from './schema.js';
 import { fixedTables } from './tables.js';
 
 export interface Migration {
@@ -106,6 +106,29 @@ export const MIGRATIONS: readonly Migration[] = [
       'alter table share_check_order add column if not exists ssn_hmac bytea',
       'alter table share_check_order add column if not exists ssn_enc bytea',
     ],
+  },
+  {
+    // The sandbox's fault rules, kept where every worker and instance reads the same set (docs/decisions.md,
+    // "Fault rules live in the database").
+    id: '0011_fault_rules',
+    statements: () => [`create table if not exists ${FAULT_RULE_TABLE}`],
+  },
+  {
+    // The admin API (docs/decisions.md, "Administering a running coregate"): a user can be disabled, an
+    // administrative call's audit event names what it acted on, and the demo token, which has every scope,
+    // gets the new `admin` scope so that the sandbox's CLI and /docs can administer the running server.
+    id: '0012_admin_api',
+    statements: () => [
+      'alter table app_user add column if not exists disabled_at timestamptz',
+      'alter table audit_event add column if not exists target varchar(80)',
+      `update api_token set scopes = array_append(scopes, 'admin')
+  where name ~ '^demo-[0-9]+$' and revoked_at is null and 'store:reset' = any(scopes) and not 'admin' = any(scopes)`,
+    ],
+  },
+  // An audit event keeps the trace id of its call's span, when spans are exported (docs/tracing.md).
+  {
+    id: '0014_audit_trace_id',
+    statements: () => ['alter table audit_event add column if not exists trace_id char(32)'],
   },
 ];
 

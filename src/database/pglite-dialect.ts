@@ -26,6 +26,7 @@ import {
   type Parsers,
   type WireReply,
 } from './pglite-wire.js';
+import { traceQuery } from '../telemetry/tracing.js';
 
 /**
  * Query texts kept as named prepared statements, the least recently used closed to make room for a new one.
@@ -140,7 +141,8 @@ class PGliteConnection implements DatabaseConnection {
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
     this.usage.queriesInFlight += 1;
     try {
-      return await this.run<R>(compiledQuery);
+      // A child span of the request in flight, named by the statement (docs/tracing.md; off, a flag read).
+      return await traceQuery('pglite', compiledQuery.sql, () => this.run<R>(compiledQuery));
     } finally {
       this.usage.queriesInFlight -= 1;
     }

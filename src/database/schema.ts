@@ -185,6 +185,25 @@ end $$`);
   return statements;
 }
 
+/**
+ * The sandbox's fault rules (contract/fault-rules.ts), shared by every worker and instance: what a rule
+ * fires on, its effect as its request gave it, and how often (`remaining` counts down the next N calls, null
+ * for no such limit; `fired` counts every firing). Named once here for `SYSTEM_DDL` and migration 0011.
+ */
+export const FAULT_RULE_TABLE = `fault_rule (
+  id integer generated always as identity primary key,
+  operations varchar(64) not null,
+  face varchar(4) not null check (face in ('json', 'soap', 'both')),
+  effect jsonb not null,
+  probability double precision not null check (probability between 0 and 1),
+  times integer,
+  remaining integer,
+  fired bigint not null default 0,
+  until timestamptz not null,
+  created_at timestamptz not null default now(),
+  created_by varchar(160)
+)`;
+
 /** Tables of the service itself: credentials and settings. */
 export const SYSTEM_DDL: readonly string[] = [
   `create table coregate_setting (
@@ -247,7 +266,9 @@ export const SYSTEM_DDL: readonly string[] = [
   status integer not null,
   code varchar(40),
   core_latency_ms integer,
-  core_outcome varchar(40)
+  core_outcome varchar(40),
+  target varchar(80),
+  trace_id char(32)
 )`,
   `create index audit_event_at_idx on audit_event (at)`,
   `create index audit_event_account_idx on audit_event (account_numbers, at)`,
@@ -255,8 +276,10 @@ export const SYSTEM_DDL: readonly string[] = [
   user_number integer primary key check (user_number between 1 and 9999),
   name varchar(64) not null,
   password_hash text not null,
-  created_at timestamptz not null default now()
+  created_at timestamptz not null default now(),
+  disabled_at timestamptz
 )`,
+  `create table ${FAULT_RULE_TABLE}`,
 ];
 
 /**

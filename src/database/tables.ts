@@ -95,6 +95,10 @@ export interface AuditEventTable {
   code: string | null;
   core_latency_ms: number | null;
   core_outcome: string | null;
+  /** What an administrative call acted on (`token:ci`, `user:25`), for the admin API's calls. */
+  target: string | null;
+  /** The trace id of the call's span when spans are exported (docs/tracing.md). */
+  trace_id: string | null;
 }
 
 export interface AppUserTable {
@@ -102,6 +106,24 @@ export interface AppUserTable {
   name: string;
   password_hash: string;
   created_at: DefaultTimestamp;
+  /** Set while the user is disabled: its credentials are refused. */
+  disabled_at: Timestamp | null;
+}
+
+export interface FaultRuleTable {
+  id: ColumnType<number, never, never>;
+  operations: string;
+  face: 'json' | 'soap' | 'both';
+  /** `jsonb`: what happens (contract/fault-rules.ts `FaultEffect`), written as JSON text. */
+  effect: ColumnType<unknown, string, string>;
+  probability: number;
+  times: number | null;
+  remaining: number | null;
+  /** `bigint`: PostgreSQL returns it as text; read it with `Number`. */
+  fired: ColumnType<string | number | bigint, never, number>;
+  until: Timestamp;
+  created_at: DefaultTimestamp;
+  created_by: string | null;
 }
 
 export interface CoregateMigrationTable {
@@ -122,6 +144,7 @@ export interface FixedTables {
   audit_event: AuditEventTable;
   app_user: AppUserTable;
   coregate_migration: CoregateMigrationTable;
+  fault_rule: FaultRuleTable;
 }
 
 /**

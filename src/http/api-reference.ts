@@ -7,11 +7,13 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Authenticator } from '../security/authenticator.js';
-import { demoDataset } from '../store/access.js';
+import { verifyPassword } from '../crypto/passwords.js';
+import { demoDataset, users } from '../store/access.js';
+import { EXAMPLE_USER_NUMBER } from './openapi-examples.js';
 import type { Db } from '../database/database.js';
 import { openApiOptions, type OpenApiSettings } from './openapi.js';
 
-export interface ApiReferenceSettings extends Omit<OpenApiSettings, 'demoAdminPassword'> {
+export interface ApiReferenceSettings extends Omit<OpenApiSettings, 'demoAdminPassword' | 'demoUserPassword'> {
   readonly db: Db;
   readonly authenticator: Authenticator;
   /**
@@ -19,6 +21,8 @@ export interface ApiReferenceSettings extends Omit<OpenApiSettings, 'demoAdminPa
    * examples only when `demoPassword` accepts it.
    */
   readonly demoAdminPassword?: string;
+  /** The demo user's password from the same file: shown in logon's example on the same terms. */
+  readonly demoUserPassword?: string;
 }
 
 /**
@@ -72,10 +76,18 @@ export async function demoPassword(
   return (await authenticator.isAdminPassword(candidate)) ? candidate : undefined;
 }
 
+/** The demo user's password when it may be shown: on the terms of `demoPassword`, for the examples' user. */
+async function demoUserPassword(db: Db, candidate: string | undefined): Promise<string | undefined> {
+  if (candidate === undefined || !(await demoDataset.get(db))) return undefined;
+  const user = await users.find(db, EXAMPLE_USER_NUMBER);
+  return user && (await verifyPassword(candidate, user.passwordHash)) ? candidate : undefined;
+}
+
 /** Registers the document and /docs; call before the routes it documents. */
 export async function registerApiReference(app: FastifyInstance, settings: ApiReferenceSettings): Promise<void> {
   const demoAdminPassword = await demoPassword(settings.db, settings.authenticator, settings.demoAdminPassword);
-  await app.register(swagger, openApiOptions({ ...settings, demoAdminPassword }));
+  const demoUser = await demoUserPassword(settings.db, settings.demoUserPassword);
+  await app.register(swagger, openApiOptions({ ...settings, demoAdminPassword, demoUserPassword: demoUser }));
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     staticCSP: DOCS_CONTENT_POLICY,

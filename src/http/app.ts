@@ -10,7 +10,7 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from 'fastify';
-import type { Config } from '../config.js';
+import { hostAndPort, type Config } from '../config.js';
 import { checkCredentialPolicy } from '../operations/credential-policy.js';
 import { CORE_OPERATIONS, OPERATIONS, SHARED_SCHEMAS } from '../operations/index.js';
 import { Authenticator } from '../security/authenticator.js';
@@ -23,8 +23,14 @@ import { errorHandler, sendProblem } from './error-handler.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { registerMaintenance } from './maintenance.js';
 import { registerAdminRoutes } from './admin-routes.js';
+import { registerFaultRuleRoutes } from './fault-rule-routes.js';
+import { FaultRules } from './fault-rules.js';
+import { SimulatedFailures } from '../core/simulated-failures.js';
+import { FaultRuleSet } from '../store/fault-rules.js';
+import { announceServer, withdrawServer } from '../database/data-dir-lock.js';
 import { withSafeErrorLogging } from './log-safety.js';
 import { logRequest } from './logging.js';
+import { registerRequestTracing, tracedRequestEnd, withTraceIds } from './tracing.js';
 import { registerMetricsRoute, ServiceMetrics } from './metrics.js';
 import { registerApiReference } from './api-reference.js';
 import { acceptedCredentials, auditEvent, OperationPipeline } from './operation-pipeline.js';
@@ -51,6 +57,8 @@ export interface AppOptions {
   readonly core?: Core;
   /** The demo set-up's administrative password (demo-credentials.json): the reference's examples show it on the demo dataset. */
   readonly demoAdminPassword?: string;
+  /** The demo set-up's user password (demo-credentials.json): logon's example shows it on the demo dataset. */
+  readonly demoUserPassword?: string;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -92,7 +100,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   checkCredentialPolicy(config.credentialPolicy);
   const app = Fastify({
     // Errors reach the log without SQL text, parameters or record values (log-safety.ts).
-    logger: withSafeErrorLogging(options.logger ?? false),
+    // …and, when spans are exported, with the trace id of the request they were written in (tracing.ts).
+    logger: withTraceIds(withSafeErrorLogging(options.logger ?? false)),
     // One line per request, written when it is answered (logging.ts), instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
@@ -136,6 +145,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
 
+  // Each request's span, first, so that all the request does is inside it (tracing.ts; off, nothing is added).
+  registerRequestTracing(app);
+
   // Connections past the cap are closed as they arrive, so a flood of idle sockets cannot exhaust file descriptors.
   app.server.maxConnections = config.maxConnections;
 
@@ -157,7 +169,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // noticing one costs a request at most a second (during it, no request waits for Redis).
       timeoutMs: 1000,
       onError: (error) =>
-        app.log.warn({ err: error }, 'Redis is unavailable; rate limits are enforced per instance until it is back'),
+        app.log.warn(
+          { err: error },
+          `Redis at ${hostAndPort(config.redisUrl ?? '', 6379)} (REDIS_URL) is unavailable (${error.message}); ` +
+            'rate limits are enforced per instance until it is back',
+        ),
       onRecover: () => app.log.info('Redis is back; rate limits are shared again'),
     });
   const audit = new AuditLog(db, {
@@ -224,6 +240,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       sandboxFaults: config.sandboxFaults,
     },
     demoAdminPassword: options.demoAdminPassword,
+    demoUserPassword: options.demoUserPassword,
   });
 
   const core =
@@ -248,14 +265,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   metrics.watchCore(core);
   // Every request is counted and logged once; every call to an operation is audited with its outcome,
   // whichever edge it came through (a write's event was committed with the write itself, see runWrite).
-  const requestEnded = (request: FastifyRequest, reply: FastifyReply) => {
+  const requestEnded = tracedRequestEnd(config.tracing, (request: FastifyRequest, reply: FastifyReply) => {
     metrics.requestEnded(request, reply);
     logRequest(request, reply);
     const operation = request.operation;
     if (!operation || request.auditedInTransaction) return;
     audit.record(auditEvent(request, operation, reply.statusCode, request.problemCode ?? null));
-  };
+  });
   app.addHook('onResponse', async (request, reply) => requestEnded(request, reply));
+  // The sandbox's fault rules, read from the database while fault injection is on (fault-rules.ts).
+  const faultRules = config.sandboxFaults
+    ? new FaultRules(new FaultRuleSet(db, app.log), new SimulatedFailures(config, codec.mapping))
+    : undefined;
   const pipeline = new OperationPipeline({
     core,
     db,
@@ -267,6 +288,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     onRateLimited: (limit) => metrics.rateLimited(limit),
     // A call the sandbox dropped has no response, hence no onResponse: it ends here.
     sandboxFaults: { enabled: config.sandboxFaults, onDropped: requestEnded },
+    faultRules,
   });
   registerOperationRoutes(app, { operations: OPERATIONS, authenticator, pipeline, syms: core.syms });
   registerSoapRoutes(app, { config, codec, authenticator, pipeline });
@@ -284,9 +306,43 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         : undefined,
   });
   registerMetricsRoute(app, { metrics, config, authenticator });
-  registerAdminRoutes(app, { db, secrets, authenticator, core, audit });
+  registerAdminRoutes(app, {
+    db,
+    secrets,
+    config,
+    authenticator,
+    limiter,
+    onRateLimited: (limit) => metrics.rateLimited(limit),
+    core,
+    audit,
+  });
+  registerFaultRuleRoutes(app, {
+    db,
+    config,
+    authenticator,
+    limiter,
+    onRateLimited: (limit) => metrics.rateLimited(limit),
+    audit,
+    rules: faultRules,
+  });
+  // The embedded database's server says where it listens, for the CLI on its data directory (cli/remote.ts).
+  if (!config.databaseUrl) {
+    app.addHook('onListen', async () => void announceServer(config.dataDir, listeningUrl(app, config)));
+    app.addHook('onClose', async () => withdrawServer(config.dataDir));
+  }
   registerMaintenance(app, { db, config });
   return app;
+}
+
+/**
+ * The URL this app listens at, as a client on this host reaches it: a wildcard address (`0.0.0.0`, `::`) as
+ * the loopback address of its family.
+ */
+function listeningUrl(app: FastifyInstance, config: Config): string {
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') return `http://${config.host}:${config.port}`;
+  const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
 }
 
 declare module 'fastify' {

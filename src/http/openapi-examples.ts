@@ -8,7 +8,7 @@ import type { CredentialKind, CredentialsBody } from '../contract/envelope.js';
 import { Problem, problemBody, type ProblemBody, type ProblemCode } from '../contract/problems.js';
 import type { AnyOperation } from '../operations/types.js';
 import { demoRequest } from '../seed/demo-requests.js';
-import { demoExamples, type DemoExamples } from '../seed/examples.js';
+import { DEMO_USER, demoExamples, type DemoExamples } from '../seed/examples.js';
 import { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED } from '../seed/load.js';
 import demoAnswers from '../generated/demo-answers.json' with { type: 'json' };
 import { PROBLEM_EXAMPLE_DETAILS } from './operation-problems.js';
@@ -20,20 +20,27 @@ export const PLACEHOLDER = {
   tokenId: '<TokenId from logon>',
 } as const;
 
-/** The user number of the session examples: a user `coregate user add --number 1` creates. */
-export const EXAMPLE_USER_NUMBER = 1;
+/** The user number of the session examples: the demo set-up's user (or one `coregate user add --number 1` creates). */
+export const EXAMPLE_USER_NUMBER = DEMO_USER.userNumber;
+
+/** The demo set-up's passwords an example may show (api-reference.ts decides when); placeholders stand for the others. */
+export interface ExamplePasswords {
+  readonly adminPassword?: string;
+  readonly userPassword?: string;
+}
 
 /**
  * The credentials of an operation's example: the administrative password wherever it is accepted; the
- * session calls, which take one kind of their own, show it with placeholders.
+ * session calls, which take one kind of their own, show the demo user's password (logon) or a placeholder
+ * for the TokenId that logon answers (logoff).
  */
 export function exampleCredentials(
   accepted: readonly CredentialKind[],
-  adminPassword: string = PLACEHOLDER.adminPassword,
+  { adminPassword = PLACEHOLDER.adminPassword, userPassword = PLACEHOLDER.userPassword }: ExamplePasswords = {},
 ): CredentialsBody {
   if (accepted.includes('AdministrativeCredentials')) return { AdministrativeCredentials: { Password: adminPassword } };
   if (accepted.includes('UserNumberCredentials'))
-    return { UserNumberCredentials: { UserNumber: EXAMPLE_USER_NUMBER, Password: PLACEHOLDER.userPassword } };
+    return { UserNumberCredentials: { UserNumber: EXAMPLE_USER_NUMBER, Password: userPassword } };
   if (accepted.includes('TokenCredentials')) return { TokenCredentials: { TokenId: PLACEHOLDER.tokenId } };
   throw new Error(`no example credentials among ${accepted.join(', ')}`);
 }
@@ -54,14 +61,14 @@ function demoDataset(): DemoExamples {
 
 /**
  * The body of a request of `operation` that succeeds on the demo dataset.
- * @example requestExample(findBySSN, ['AdministrativeCredentials'], 'pw') // { Credentials: …, SSN: '…' }
+ * @example requestExample(findBySSN, ['AdministrativeCredentials'], { adminPassword: 'pw' }) // { Credentials: …, SSN: '…' }
  */
 export function requestExample(
   operation: AnyOperation,
   accepted: readonly CredentialKind[],
-  adminPassword?: string,
+  passwords: ExamplePasswords = {},
 ): Record<string, unknown> {
-  return { Credentials: exampleCredentials(accepted, adminPassword), ...demoRequest(demoDataset(), operation) };
+  return { Credentials: exampleCredentials(accepted, passwords), ...demoRequest(demoDataset(), operation) };
 }
 
 /** The key of an operation's recorded answer: its family and name, as the audit trail names it. */

@@ -19,6 +19,7 @@ import {
   EXAMPLE_USER_NUMBER,
 } from './openapi-examples.js';
 import { operationProblems, type ProblemsOptions } from './operation-problems.js';
+import { ADMIN_BODY_KEY, ADMIN_PROBLEMS_KEY, ADMIN_TAG } from './admin-routes.js';
 
 export interface OpenApiSettings {
   /** The operations the document describes (each at its path on the spec's Sym). */
@@ -31,6 +32,8 @@ export interface OpenApiSettings {
    * is the demo dataset and this is its administrative password (api-reference.ts).
    */
   readonly demoAdminPassword?: string;
+  /** The demo user's password, shown in logon's example; given on the same terms (api-reference.ts). */
+  readonly demoUserPassword?: string;
 }
 
 const VERSION = '0.1.0';
@@ -148,13 +151,21 @@ function successDescription(operation: AnyOperation): string {
   return operation.summary;
 }
 
+/** What the scopes of the admin API allow (they name no operation of the registry). */
+const ADMIN_SCOPES: Readonly<Partial<Record<(typeof SCOPES)[number], string>>> = {
+  'store:reset': 'Calls `POST /admin/reset` (given only when asked for)',
+  admin:
+    'Calls the admin API (`/admin/*`: tokens, users, the audit trail, export, import, reset); given only when ' +
+    "asked for, and never by an identity provider's JWT",
+};
+
 /** The bearer scheme, with the scope each operation needs (a token is created with its scopes). */
 function securityScheme(operations: readonly AnyOperation[]) {
   const users = (scope: string) => [
     ...new Set(operations.filter((operation) => operation.scope === scope).map((operation) => operation.name)),
   ];
   const scopes = Object.fromEntries(
-    SCOPES.map((scope) => [scope, `Calls ${users(scope).join(', ') || 'no operation yet'}`]),
+    SCOPES.map((scope) => [scope, ADMIN_SCOPES[scope] ?? `Calls ${users(scope).join(', ') || 'no operation yet'}`]),
   );
   return {
     type: 'http',
@@ -197,10 +208,13 @@ export function openApiOptions(settings: OpenApiSettings): SwaggerOptions {
           'Press **Authorize** once and give the API token, then **Try it out** on any operation.',
       },
       servers: [{ url: '/', description: 'This coregate (where this document was loaded from)' }],
-      tags: [...new Set(settings.operations.map((operation) => operation.service))].map((service) => ({
-        name: service,
-        description: SERVICE_TAGS[service],
-      })),
+      tags: [
+        ...[...new Set(settings.operations.map((operation) => operation.service))].map((service) => ({
+          name: service,
+          description: SERVICE_TAGS[service],
+        })),
+        { ...ADMIN_TAG },
+      ],
       components: {
         securitySchemes: { bearerAuth: securityScheme(settings.operations) as never },
         headers: HEADERS as never,
@@ -229,7 +243,7 @@ interface DocumentOperation {
 }
 
 interface OpenApiDocument {
-  paths: Record<string, { post?: DocumentOperation }>;
+  paths: Record<string, Partial<Record<'get' | 'post' | 'delete', DocumentOperation & Json>>>;
   components: Json & { examples?: Record<string, Json>; responses?: Record<string, Json> };
 }
 
@@ -250,14 +264,21 @@ function completeOperations(document: OpenApiDocument, settings: OpenApiSettings
     ];
     const sessions = accepted.includes('AdministrativeCredentials')
       ? ''
-      : ` The example needs a user: \`coregate user add --number ${EXAMPLE_USER_NUMBER} --name NAME\`.`;
+      : accepted.includes('TokenCredentials')
+        ? ' The example ends the session whose TokenId it is given: the one `logon` answered.'
+        : settings.demoUserPassword !== undefined
+          ? ' The example signs on as the demo user (demo-credentials.json).'
+          : ` The example needs a user: \`coregate user add --number ${EXAMPLE_USER_NUMBER} --name NAME\`.`;
     documented.description = `${documented.description ?? ''}${sessions}`;
     const body = documented.requestBody?.content['application/json'];
     if (body) {
       body.examples = {
         demo: {
           summary: 'A request the demo dataset answers',
-          value: requestExample(operation, accepted, settings.demoAdminPassword),
+          value: requestExample(operation, accepted, {
+            adminPassword: settings.demoAdminPassword,
+            userPassword: settings.demoUserPassword,
+          }),
         },
       };
     }
@@ -302,8 +323,75 @@ function completeOperations(document: OpenApiDocument, settings: OpenApiSettings
     }
     documented.responses = responses;
   }
+  completeAdminRoutes(document, problemExamples, problemResponses);
   document.components.examples = problemExamples;
   document.components.responses = problemResponses;
+}
+
+/** The problems every admin call can be answered with. */
+const ADMIN_CALL_PROBLEMS: Readonly<Record<number, readonly ProblemCode[]>> = {
+  401: ['UNAUTHENTICATED'],
+  403: ['FORBIDDEN'],
+  429: ['RATE_LIMITED'],
+  500: ['INTERNAL'],
+  503: ['UNAVAILABLE'],
+};
+
+/** What an error status means for an admin call, where it differs from an operation's. */
+const ADMIN_STATUS_DESCRIPTIONS: Readonly<Record<number, string>> = {
+  400: 'The request is not valid (`errors` names each property at fault)',
+  403: 'The token lacks the scope the call needs, or (fault rules) fault injection is off',
+  404: 'No token, user or fault rule of that name or number',
+  409: 'It exists already, the store is not in a state to do it, or the fault rules are at their maximum',
+  415: 'The body is not of the media type the call takes',
+  501: "Not available in gateway mode: it is the store's",
+};
+
+/**
+ * The admin API's routes (admin-routes.ts): their problems from the route's `x-coregate-problems` and those of
+ * every admin call, the request id parameter, the headers of their answers, and a body the route reads itself.
+ */
+function completeAdminRoutes(
+  document: OpenApiDocument,
+  problemExamples: Record<string, Json>,
+  problemResponses: Record<string, Json>,
+): void {
+  for (const methods of Object.values(document.paths)) {
+    for (const documented of Object.values(methods)) {
+      const own = documented?.[ADMIN_PROBLEMS_KEY] as Record<string, ProblemCode[]> | undefined;
+      if (!documented || !own) continue;
+      delete documented[ADMIN_PROBLEMS_KEY];
+      const body = documented[ADMIN_BODY_KEY] as { requestBody?: Json; optional?: boolean } | undefined;
+      delete documented[ADMIN_BODY_KEY];
+      if (body?.requestBody) documented.requestBody = body.requestBody as DocumentOperation['requestBody'];
+      if (body?.optional && documented.requestBody) (documented.requestBody as Json).required = false;
+      documented.parameters = [{ $ref: '#/components/parameters/RequestId' }, ...(documented.parameters ?? [])];
+      const problems = new Map<number, ProblemCode[]>();
+      for (const [status, codes] of [...Object.entries(ADMIN_CALL_PROBLEMS), ...Object.entries(own)]) {
+        problems.set(Number(status), [...new Set([...(problems.get(Number(status)) ?? []), ...codes])]);
+      }
+      const responses: Record<string, Json> = {};
+      for (const [status, response] of Object.entries(documented.responses)) {
+        responses[status] = { ...response, headers: headerRefs(['X-Request-Id', 'RateLimit-Remaining']) };
+      }
+      for (const [status, codes] of [...problems].sort(([a], [b]) => a - b)) {
+        for (const code of codes) problemExamples[code] ??= { summary: code, value: problemExample(status, code) };
+        const name = `admin-problem-${status}-${codes.join('-')}`;
+        problemResponses[name] ??= {
+          description: ADMIN_STATUS_DESCRIPTIONS[status] ?? STATUS_DESCRIPTIONS[status] ?? codes.join(', '),
+          headers: headerRefs(problemHeaders(status)),
+          content: {
+            'application/problem+json': {
+              schema: problemSchema(codes),
+              examples: Object.fromEntries(codes.map((code) => [code, { $ref: `#/components/examples/${code}` }])),
+            },
+          },
+        };
+        responses[status] = { $ref: `#/components/responses/${name}` };
+      }
+      documented.responses = responses;
+    }
+  }
 }
 
 /** The Problem schema with the codes a status carries for one operation. */

@@ -4,7 +4,8 @@
  * scope (403), the body schema (400), the body credentials (403) and member confinement (403), then the
  * answer (a write in one transaction with its `Idempotency-Key`). Every call to an operation is written to
  * the audit trail with its outcome, denied ones included (the `onResponse` hook of `app.ts`). In a sandbox,
- * the call's `X-Coregate-Fault` header replaces the answer (sandbox-faults.ts).
+ * the call's `X-Coregate-Fault` header, or a fault rule set on the server, replaces the answer
+ * (sandbox-faults.ts, fault-rules.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type TSchema } from 'typebox';
@@ -21,7 +22,10 @@ import { AuditLog, type AuditEvent } from '../store/audit.js';
 import type { Db } from '../database/database.js';
 import { propertyErrors, type AjvError } from './error-handler.js';
 import type { RateLimit } from './metrics.js';
+import type { Face } from '../contract/fault-rules.js';
+import type { FaultRules } from './fault-rules.js';
 import { applySandboxFault, type SandboxFaultOptions } from './sandbox-faults.js';
+import { requestTraceId } from './tracing.js';
 import { runKeyedCoreWrite, runWrite } from './writes.js';
 
 declare module 'fastify' {
@@ -58,6 +62,8 @@ export interface OperationPipelineOptions {
   readonly onRateLimited?: (limit: RateLimit) => void;
   /** The sandbox's fault injection: on or off, and who records a call whose connection it dropped. */
   readonly sandboxFaults: SandboxFaultOptions;
+  /** The sandbox's fault rules, while fault injection is on. */
+  readonly faultRules?: FaultRules;
 }
 
 const MINUTE = 60;
@@ -100,6 +106,7 @@ export function auditEvent(
     code,
     coreLatencyMs: request.coreOutcome?.latencyMs ?? null,
     coreOutcome: request.coreOutcome?.outcome ?? null,
+    traceId: requestTraceId(request),
   };
 }
 
@@ -179,13 +186,14 @@ export class OperationPipeline {
    * Credentials, confinement and the core's answer of a validated body. In gateway mode the core verifies
    * the credentials; coregate checks what it can before the call (their shape, the kinds accepted, one
    * kind, and the account an AccountNumberCredentials names). Resolves to nothing when the sandbox dropped
-   * the connection (the reply is then hijacked: nothing may be sent).
+   * the connection (the reply is then hijacked: nothing may be sent). `face` is the edge the call came through.
    */
   async answer(
     request: FastifyRequest,
     reply: FastifyReply,
     operation: AnyOperation,
     body: RequestBody<never>,
+    face: Face = 'json',
   ): Promise<unknown> {
     const { core, db, secrets, config, authenticator } = this.options;
     // What the audit trail names: read off the validated body, so a refused call names it too.
@@ -204,6 +212,8 @@ export class OperationPipeline {
     }
     // A forced fault replaces the answer of an admitted, valid call, before anything is written or asked of a core.
     if (await applySandboxFault(request, reply, this.options.sandboxFaults)) return undefined;
+    if (await this.options.faultRules?.apply(request, reply, operation, face, this.options.sandboxFaults))
+      return undefined;
     const context = { db, secrets, config, caller };
     const call: CoreCall = { requestId: request.id, sym: request.sym ?? DEFAULT_SYM };
     const fromCore = async (operationContext: OperationContext) => {

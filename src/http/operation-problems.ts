@@ -93,5 +93,8 @@ export const PROBLEM_EXAMPLE_DETAILS: Readonly<Partial<Record<ProblemCode, strin
   SANDBOX_FAULTS_DISABLED:
     'X-Coregate-Fault is refused: fault injection is off (COREGATE_SANDBOX_FAULTS=on turns it on in a sandbox)',
   NOT_A_DEMO_DATASET: 'The store does not hold a seeded demo dataset, so there is nothing to reset it to',
+  ALREADY_EXISTS: 'A token named ci-bot exists already',
+  STORE_NOT_EMPTY: 'The store already holds records; replace them explicitly (replace=true, coregate import --replace)',
+  INVALID_RECORD_FILE: 'line 17: ShareHold.amount must be a number, got string; nothing was imported',
   INTERNAL: 'Something went wrong; quote request id 6f1c0b7e-2f7e-4a51-9a57-3c1d3f0e8b21 when reporting it',
 };

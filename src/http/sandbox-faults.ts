@@ -16,7 +16,7 @@ import {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The `X-Coregate-Fault` header the call carried, for the log. */
+    /** The `X-Coregate-Fault` header the call carried, and the fault rules that fired on it (`rule 7`), for the log. */
     sandboxFault?: string;
   }
 }
@@ -51,10 +51,21 @@ export async function applySandboxFault(
   if (fault.delayMs > 0) await sleep(fault.delayMs);
   if (fault.problem) throw fault.problem;
   if (!fault.drop) return false;
+  dropConnection(request, reply, options);
+  return true;
+}
+
+/**
+ * Closes the call's connection (the socket) without a byte of an answer, as a core that dies mid-call does,
+ * and tells `onDropped`, since no response hook will run.
+ */
+export function dropConnection(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: Pick<SandboxFaultOptions, 'onDropped'>,
+): void {
   reply.code(DROPPED_STATUS);
   reply.hijack();
-  // Closes the connection (the socket) without a byte of an answer, as a core that dies mid-call does.
   reply.raw.destroy();
   options.onDropped(request, reply);
-  return true;
 }

@@ -20,6 +20,7 @@ import { faultEnvelope, type SoapFaultCode } from '../symxchange/faults.js';
 import { wsdlDocument } from '../symxchange/wsdl.js';
 import { clip, decodeXmlBytes, escapeAttribute } from '../symxchange/xml.js';
 import { problemOf, sendProblem } from './error-handler.js';
+import { BROKEN_ANSWER_CODE, BrokenAnswerError } from './fault-rules.js';
 import { auditEvent, type OperationPipeline } from './operation-pipeline.js';
 
 export interface SoapRoutesOptions {
@@ -148,17 +149,23 @@ export function registerSoapRoutes(app: FastifyInstance, options: SoapRoutesOpti
       }
     });
     soap.setErrorHandler((error: FastifyError, request, reply) => {
+      // A fault rule's broken answer (a cut-off envelope, a page that is not XML), sent as a broken core sends it.
+      if (error instanceof BrokenAnswerError) {
+        request.problemCode = BROKEN_ANSWER_CODE;
+        return reply.code(200).type(error.answer.contentType).send(error.answer.body);
+      }
       const codecError = error instanceof SoapCodecError ? error : undefined;
       const problem = codecError ? codecProblem(codecError) : problemOf(error, request);
       // What is not a SOAP call (another media type, a GET without ?wsdl) is answered as the JSON API answers.
       if (problem.code === 'UNSUPPORTED_MEDIA_TYPE' || request.method !== 'POST')
         return sendProblem(reply, problem, request);
-      // SOAP 1.1, 4.2.3: a mandatory header not understood has a fault code of its own.
+      // SOAP 1.1, 4.2.3: a mandatory header not understood has a fault code of its own; a fault rule may name
+      // the class of its Fault.
       return sendFault(
         reply,
         request,
         problem,
-        codecError?.code === 'SOAP_MUST_UNDERSTAND' ? 'MustUnderstand' : undefined,
+        codecError?.code === 'SOAP_MUST_UNDERSTAND' ? 'MustUnderstand' : request.soapFaultClass,
       );
     });
 
@@ -216,8 +223,8 @@ export function registerSoapRoutes(app: FastifyInstance, options: SoapRoutesOpti
           }
           await pipeline.admit(request, reply, operation);
           pipeline.validate(request, operation, decoded.body);
-          const result = await pipeline.answer(request, reply, operation, decoded.body as RequestBody<never>);
-          // The sandbox dropped the connection (X-Coregate-Fault: drop): there is no one to answer.
+          const result = await pipeline.answer(request, reply, operation, decoded.body as RequestBody<never>, 'soap');
+          // The sandbox dropped the connection (X-Coregate-Fault: drop, or a fault rule): there is no one to answer.
           if (reply.sent) return reply;
           return reply
             .type(SOAP_CONTENT_TYPE)

@@ -11,7 +11,8 @@ import type { FastifyReply } from 'fastify';
 import type { Db } from '../database/database.js';
 import { idempotencyKeys, type Reservation } from '../store/idempotency.js';
 import { canonicalJson } from '../contract/canonical-json.js';
-import { Problem, validationFailed } from '../contract/problems.js';
+import { Problem, validationFailed, type ProblemCode } from '../contract/problems.js';
+import { mayHaveBeenApplied } from '../core/index.js';
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
@@ -73,11 +74,24 @@ async function settle(
   }
   if (reservation.kind === 'replay') {
     request.reply.header('idempotent-replayed', 'true');
+    // A first attempt whose outcome was unknown is answered the same way again, never sent again.
+    if (reservation.status !== null && reservation.status !== 200) throw storedProblem(reservation);
     await audit();
     return { replay: reservation.response };
   }
   return undefined;
 }
+
+/** The problem a key's first attempt was answered with, as `complete` stored it. */
+function storedProblem(reservation: { readonly status: number | null; readonly response: unknown }): Problem {
+  const { code, detail } = (reservation.response ?? {}) as { code?: ProblemCode; detail?: string };
+  return new Problem(reservation.status ?? 500, code ?? 'INTERNAL', detail ?? '');
+}
+
+/** What a retry of a write whose first attempt died with its key is told: it may have been applied. */
+const ABANDONED_WRITE =
+  'The first attempt with this Idempotency-Key ended without an answer; the update may have been applied: ' +
+  'read the record, then send it again with a new key if it was not';
 
 /** Seconds a retry is told to wait while the first attempt with its key is still at the core. */
 const IN_PROGRESS_RETRY_AFTER_SECONDS = 1;
@@ -111,6 +125,12 @@ export async function runWrite(request: WriteRequest, apply: (trx: Db) => Promis
  * the key, so a retry runs afresh. A reservation older than `abandonedAfterMs` (its holder died mid-call)
  * is taken over.
  */
+/** Keeps `problem` as the key's answer, and throws it. */
+async function settleUnsure(db: Db, owner: string, key: string, problem: Problem): Promise<never> {
+  await idempotencyKeys.complete(db, owner, key, problem.status, { code: problem.code, detail: problem.detail });
+  throw problem;
+}
+
 export async function runKeyedCoreWrite(
   request: WriteRequest & { readonly abandonedAfterMs: number },
   call: () => Promise<unknown>,
@@ -127,12 +147,18 @@ export async function runKeyedCoreWrite(
     request.retentionHours,
     request.abandonedAfterMs,
   );
+  if (reservation.kind === 'abandoned') {
+    await settleUnsure(db, owner, key, new Problem(504, 'CORE_TIMEOUT', ABANDONED_WRITE));
+  }
   const settled = await settle(request, reservation, () => request.audit(db));
   if (settled) return settled.replay;
   let result: unknown;
   try {
     result = await call();
   } catch (error) {
+    // Sent and unanswered, the write may have been applied: its key keeps that answer, so no retry with
+    // it sends the write twice. Any other failure frees the key, and a retry runs afresh.
+    if (mayHaveBeenApplied(error)) await settleUnsure(db, owner, key, error as Problem);
     await idempotencyKeys.release(db, owner, key);
     throw error;
   }

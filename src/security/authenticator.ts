@@ -13,6 +13,7 @@ import { forbidden, unauthenticated, validationFailed } from '../contract/proble
 import {
   CREDENTIAL_SCHEMAS,
   CREDENTIAL_SECRET_CHOICES,
+  MEMBER_CREDENTIAL_KINDS,
   type CredentialKind,
   type CredentialsBody,
 } from '../contract/envelope.js';
@@ -332,9 +333,7 @@ export class Authenticator {
     tokenName: string,
     ip: string,
   ): Promise<CredentialIdentity> {
-    const given = (Object.keys(credentials) as CredentialKind[]).filter(
-      (kind) => Object.keys(credentials[kind] ?? {}).length > 0,
-    );
+    const given = givenKinds(credentials);
     if (given.length === 0) throw forbidden('Credentials must hold at least one credential object');
     for (const kind of given) requireFields(kind, credentials[kind]!);
     if (given.some((kind) => !accepted.includes(kind))) throw forbidden();
@@ -365,9 +364,7 @@ export class Authenticator {
     accepted: readonly CredentialKind[],
     tokenName: string,
   ): CredentialIdentity {
-    const given = (Object.keys(credentials) as CredentialKind[]).filter(
-      (kind) => Object.keys(credentials[kind] ?? {}).length > 0,
-    );
+    const given = givenKinds(credentials);
     if (given.length === 0) throw forbidden('Credentials must hold at least one credential object');
     for (const kind of given) requireFields(kind, credentials[kind]!);
     if (given.some((kind) => !accepted.includes(kind))) throw forbidden();
@@ -572,7 +569,18 @@ export class Authenticator {
 }
 
 /**
- * Required fields of a non-empty credential object (the schema accepts empty objects, see envelope.ts), and
+ * The credential kinds a body gives. The spec shows the member-level objects empty, so an empty one counts as
+ * absent; it never shows an empty AdministrativeCredentials, UserNumberCredentials or TokenCredentials, so an
+ * empty one is given, and `requireFields` names what it lacks (400, not the 403 of no credential at all).
+ */
+function givenKinds(credentials: CredentialsBody): CredentialKind[] {
+  return (Object.keys(credentials) as CredentialKind[]).filter(
+    (kind) => Object.keys(credentials[kind] ?? {}).length > 0 || !MEMBER_CREDENTIAL_KINDS.includes(kind),
+  );
+}
+
+/**
+ * Required fields of a given credential object (the schema accepts empty objects, see envelope.ts), and
  * exactly one of each secret choice (the core's `xsd:choice`: a password or an audio code, never both).
  */
 function requireFields(kind: CredentialKind, fields: Fields): void {

@@ -5,7 +5,7 @@
  * that name one of ours.
  */
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import { SCOPES, type Scope } from '../contract/scopes.js';
+import { API_TOKEN_ONLY_SCOPES, SCOPES, type Scope } from '../contract/scopes.js';
 
 export interface JwtSettings {
   /** The provider's JWKS: `https://…`, or plain `http://` on a loopback host only (tests). */
@@ -165,10 +165,13 @@ export function looksLikeJwt(token: string): boolean {
   return JWT_SHAPE.test(token);
 }
 
-/** Our scopes named by `scope` (OAuth 2: space-separated) or `scp` (array or string); others are ignored. */
+/**
+ * Our scopes named by `scope` (OAuth 2: space-separated) or `scp` (array or string); others are ignored, and
+ * so is `admin`, which only coregate's own API tokens carry (contract/scopes.ts).
+ */
 function scopesOf(payload: JWTPayload): Scope[] {
   const granted = new Set([...claimValues(payload.scope), ...claimValues(payload.scp)]);
-  return SCOPES.filter((scope) => granted.has(scope));
+  return SCOPES.filter((scope) => granted.has(scope) && !API_TOKEN_ONLY_SCOPES.includes(scope));
 }
 
 function claimValues(claim: unknown): string[] {

@@ -11,6 +11,12 @@ import { generateAccount } from './generate.js';
 import { CARD_STATUS, LOOKUP_KINDS } from './member-access.js';
 import { accountNumberOf, luhnCheckDigit } from './numbering.js';
 
+/**
+ * The core user of the demo (UserNumberCredentials): the demo set-up creates it with a generated password,
+ * kept in demo-credentials.json beside the admin password, and logon's example signs on as it.
+ */
+export const DEMO_USER = { userNumber: 1, name: 'Demo user' } as const;
+
 /** Examples come from the first accounts where possible, so they exist in any dataset of that size. */
 const PREFERRED_ACCOUNTS = 50;
 /** File-maintenance history rows of the short collateral example at most. */

@@ -7,6 +7,7 @@ import { sql, type ExpressionBuilder } from 'kysely';
 import type { Scope } from '../contract/scopes.js';
 import type { Db } from '../database/database.js';
 import { fixedTables, type FixedTables } from '../database/tables.js';
+import { isoTime, likeLiteral } from './sql-text.js';
 
 export interface ApiToken {
   readonly id: number;
@@ -23,6 +24,15 @@ export interface AppUser {
   readonly passwordHash: string;
 }
 
+/** A user as the admin API and `coregate user list` show it: never its password hash. */
+export interface UserEntry {
+  readonly userNumber: number;
+  readonly name: string;
+  readonly createdAt: string;
+  /** When it was disabled; null while it is enabled. */
+  readonly disabledAt: string | null;
+}
+
 const TOKEN_PREFIX = 'cg_';
 
 export function hashToken(token: string): Buffer {
@@ -32,15 +42,15 @@ export function hashToken(token: string): Buffer {
 /** The database's clock: timestamps are compared and written by the database, never by an instance. */
 const now = sql<Date>`now()`;
 
-/** An `ApiToken` from an `api_token` row: its times as PostgreSQL's text form. */
+/** An `ApiToken` from an `api_token` row. */
 const tokenColumns = (eb: ExpressionBuilder<FixedTables, 'api_token'>) =>
   [
     'id',
     'name',
     'scopes',
-    eb.cast<string>('created_at', 'text').as('createdAt'),
-    eb.cast<string | null>('expires_at', 'text').as('expiresAt'),
-    eb.cast<string | null>('revoked_at', 'text').as('revokedAt'),
+    isoTime(eb.ref('created_at')).as('createdAt'),
+    isoTime<string | null>(eb.ref('expires_at')).as('expiresAt'),
+    isoTime<string | null>(eb.ref('revoked_at')).as('revokedAt'),
   ] as const;
 
 export const tokens = {
@@ -81,6 +91,11 @@ export const tokens = {
     return fixedTables(db).selectFrom('api_token').select(tokenColumns).orderBy('id').execute();
   },
 
+  /** The token of this name, live or not (a name is never given twice). */
+  async named(db: Db, name: string): Promise<ApiToken | undefined> {
+    return fixedTables(db).selectFrom('api_token').select(tokenColumns).where('name', '=', name).executeTakeFirst();
+  },
+
   /** Revokes by name; false when no live token has that name. */
   async revoke(db: Db, name: string): Promise<boolean> {
     const result = await fixedTables(db)
@@ -101,22 +116,63 @@ export const users = {
       .execute();
   },
 
+  /** The enabled user of this number, whose credentials may verify; a disabled one is as unknown as a missing one. */
   async find(db: Db, userNumber: number): Promise<AppUser | undefined> {
     return fixedTables(db)
       .selectFrom('app_user')
       .select(['user_number as userNumber', 'name', 'password_hash as passwordHash'])
       .where('user_number', '=', userNumber)
+      .where('disabled_at', 'is', null)
       .executeTakeFirst();
   },
 
-  async list(db: Db): Promise<Omit<AppUser, 'passwordHash'>[]> {
+  /** The user of this number, enabled or not. */
+  async entry(db: Db, userNumber: number): Promise<UserEntry | undefined> {
     return fixedTables(db)
       .selectFrom('app_user')
-      .select(['user_number as userNumber', 'name'])
-      .orderBy('user_number')
-      .execute();
+      .select(userColumns)
+      .where('user_number', '=', userNumber)
+      .executeTakeFirst();
+  },
+
+  async list(db: Db): Promise<UserEntry[]> {
+    return fixedTables(db).selectFrom('app_user').select(userColumns).orderBy('user_number').execute();
+  },
+
+  /**
+   * Disables (refusing its credentials, and ending its logon sessions) or enables a user; the user as it is
+   * then, or undefined when there is none. Disabling a disabled user keeps when it was first disabled.
+   */
+  async setDisabled(db: Db, userNumber: number, disabled: boolean): Promise<UserEntry | undefined> {
+    const user = await fixedTables(db)
+      .updateTable('app_user')
+      .set((eb) => ({ disabled_at: disabled ? eb.fn.coalesce('disabled_at', now) : null }))
+      .where('user_number', '=', userNumber)
+      .returning(userColumns)
+      .executeTakeFirst();
+    if (user && disabled) await sessions.endOfUser(db, userNumber);
+    return user;
+  },
+
+  /** Replaces a user's password hash; false when there is no such user. */
+  async setPassword(db: Db, userNumber: number, passwordHash: string): Promise<boolean> {
+    const result = await fixedTables(db)
+      .updateTable('app_user')
+      .set({ password_hash: passwordHash })
+      .where('user_number', '=', userNumber)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   },
 };
+
+/** A `UserEntry` from an `app_user` row. */
+const userColumns = (eb: ExpressionBuilder<FixedTables, 'app_user'>) =>
+  [
+    'user_number as userNumber',
+    'name',
+    isoTime(eb.ref('created_at')).as('createdAt'),
+    isoTime<string | null>(eb.ref('disabled_at')).as('disabledAt'),
+  ] as const;
 
 export const settings = {
   async get(db: Db, key: string): Promise<string | undefined> {
@@ -212,6 +268,16 @@ export const sessions = {
       .updateTable('session')
       .set({ last_used_at: now })
       .where('token_hash', '=', hashToken(tokenId))
+      .execute();
+  },
+
+  /** Ends every live session of a user (it was disabled). */
+  async endOfUser(db: Db, userNumber: number): Promise<void> {
+    await fixedTables(db)
+      .updateTable('session')
+      .set({ ended_at: now })
+      .where('user_number', '=', userNumber)
+      .where('ended_at', 'is', null)
       .execute();
   },
 
@@ -393,6 +459,18 @@ export const lockouts = {
   /** Forgets the subject's failures and locks (after a success). */
   async clear(db: Db, subject: string): Promise<void> {
     await fixedTables(db).deleteFrom('credential_lockout').where('subject', '=', subject).execute();
+  },
+
+  /**
+   * Forgets the failures and locks of a credential (`user:25`) under every caller (its subjects are
+   * `<credential>@<caller>`, security/authenticator.ts); returns how many callers it was counted for.
+   */
+  async clearCredential(db: Db, credential: string): Promise<number> {
+    const result = await fixedTables(db)
+      .deleteFrom('credential_lockout')
+      .where('subject', 'like', `${likeLiteral(credential)}@%`)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   },
 
   /**

@@ -12,6 +12,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import { isConnectionFailure, type Db } from '../database/database.js';
 import { fixedTables } from '../database/tables.js';
+import { isoTime, likeLiteral } from './sql-text.js';
 
 export interface AuditEvent {
   readonly requestId: string;
@@ -27,11 +28,38 @@ export interface AuditEvent {
   /** Gateway mode: how long the core took, and how the call ended there (`ok` or a problem code). */
   readonly coreLatencyMs: number | null;
   readonly coreOutcome: string | null;
+  /** What an administrative call acted on (`token:ci`, `user:25`); none for the API's operations. */
+  readonly target?: string | null;
+  /** The trace id of the call's span (32 hex digits) when spans are exported (docs/tracing.md). */
+  readonly traceId?: string | null;
 }
 
-export interface AuditRow extends Omit<AuditEvent, 'accountNumbers'> {
+export interface AuditRow extends Omit<AuditEvent, 'accountNumbers' | 'target'> {
   readonly at: string;
   readonly accountNumbers: string | null;
+}
+
+/** An event as read back by the admin API: its position in the trail and what it acted on too. */
+export interface AuditRecord extends AuditRow {
+  /** Increases with every event written: the keyset of a page. */
+  readonly id: number;
+  readonly target: string | null;
+}
+
+/** Which events to read; every criterion given must hold. */
+export interface AuditFilter {
+  /** At or after this time. */
+  readonly from?: Date;
+  /** Before this time. */
+  readonly to?: Date;
+  /** An operation's audit name (`findBySSN`, `admin:token.create`), or a prefix of names ending in `*` (`admin:*`). */
+  readonly operation?: string;
+  /** Events that touched this account: named in the event, or its caller's member account. */
+  readonly account?: string;
+  /** An HTTP status, or a class of them (`4xx`). */
+  readonly status?: number | `${1 | 2 | 3 | 4 | 5}xx`;
+  /** The bearer token's name. */
+  readonly token?: string;
 }
 
 export interface AuditLogOptions {
@@ -71,6 +99,8 @@ function auditRow(event: AuditEvent) {
     code: storable(event.code, 40),
     core_latency_ms: Number.isSafeInteger(event.coreLatencyMs) ? event.coreLatencyMs : null,
     core_outcome: storable(event.coreOutcome, 40),
+    target: storable(event.target ?? null, 80),
+    trace_id: event.traceId && /^[0-9a-f]{32}$/.test(event.traceId) ? event.traceId : null,
   };
 }
 
@@ -88,6 +118,8 @@ const AUDIT_COLUMNS = [
   'code',
   'core_latency_ms',
   'core_outcome',
+  'target',
+  'trace_id',
 ] as const satisfies readonly (keyof AuditInsert)[];
 
 let insertText: string | undefined;
@@ -111,13 +143,61 @@ export const auditEvents = {
     await db.executeQuery(CompiledQuery.raw(insertText, [JSON.stringify(events.map(auditRow))]));
   },
 
+  /**
+   * A page of the events a filter selects, oldest first: those after the event `afterId` (0: from the first),
+   * at most `limit`. The cost of a page does not grow with how many came before it (keyset paging on `id`).
+   */
+  page(db: Db, filter: AuditFilter, afterId: number, limit: number): Promise<AuditRecord[]> {
+    const { from, to, operation, account, status, token } = filter;
+    const statusClass = typeof status === 'string' ? Number(status[0]) * 100 : undefined;
+    return fixedTables(db)
+      .selectFrom('audit_event')
+      .select((eb) => [
+        'id',
+        isoTime(eb.ref('at')).as('at'),
+        'request_id as requestId',
+        'token_name as tokenName',
+        'user_number as userNumber',
+        'member_account as memberAccount',
+        'operation',
+        'account_numbers as accountNumbers',
+        'collateral_number as collateralNumber',
+        'status',
+        'code',
+        'core_latency_ms as coreLatencyMs',
+        'core_outcome as coreOutcome',
+        'target',
+      ])
+      .where('id', '>', afterId)
+      .$if(from !== undefined, (query) => query.where('at', '>=', sql<Date>`${from!.toISOString()}::timestamptz`))
+      .$if(to !== undefined, (query) => query.where('at', '<', sql<Date>`${to!.toISOString()}::timestamptz`))
+      .$if(operation !== undefined, (query) =>
+        operation!.endsWith('*')
+          ? query.where('operation', 'like', `${likeLiteral(operation!.slice(0, -1))}%`)
+          : query.where('operation', '=', operation!),
+      )
+      .$if(account !== undefined, (query) =>
+        query.where((eb) =>
+          eb.or([eb('account_numbers', 'like', `%${likeLiteral(account!)}%`), eb('member_account', '=', account!)]),
+        ),
+      )
+      .$if(typeof status === 'number', (query) => query.where('status', '=', status as number))
+      .$if(statusClass !== undefined, (query) =>
+        query.where('status', '>=', statusClass!).where('status', '<', statusClass! + 100),
+      )
+      .$if(token !== undefined, (query) => query.where('token_name', '=', token!))
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  },
+
   /** Events since a time, optionally of one account (named in the event or its member), oldest first. */
   read(db: Db, since: Date, options: { accountNumber?: string; limit?: number } = {}): Promise<AuditRow[]> {
     const { accountNumber } = options;
     return fixedTables(db)
       .selectFrom('audit_event')
       .select((eb) => [
-        sql<string>`to_char(${eb.ref('at')} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`.as('at'),
+        isoTime(eb.ref('at')).as('at'),
         'request_id as requestId',
         'token_name as tokenName',
         'user_number as userNumber',

@@ -17,6 +17,8 @@ export type Reservation =
   | { readonly kind: 'reserved' }
   /** Another attempt with this key holds it and has not finished (gateway mode only: a committed reservation). */
   | { readonly kind: 'pending' }
+  /** A pending reservation older than any live attempt: its holder died, maybe after sending the write. */
+  | { readonly kind: 'abandoned' }
   | { readonly kind: 'replay'; readonly status: number | null; readonly response: unknown }
   | { readonly kind: 'conflict' };
 
@@ -24,7 +26,8 @@ export const idempotencyKeys = {
   /**
    * Reserves (tokenName, key) for a request, or returns what an earlier request with that key got. A key
    * older than `retentionHours` (`config.idempotencyRetentionHours`) is forgotten, as the sweep would have.
-   * A pending key (no status yet) older than `abandonedAfterMs` is taken over by this request.
+   * A pending key (no status yet) older than `abandonedAfterMs` is said to be abandoned, once: the request
+   * that learns it takes it over and must settle it.
    */
   async reserve(
     trx: Db,
@@ -66,7 +69,7 @@ export const idempotencyKeys = {
       .where('created_at', '<', sql<Date>`now() - make_interval(secs => ${abandonedAfterMs / 1000})`)
       .returning('key')
       .executeTakeFirst();
-    return takenOver ? { kind: 'reserved' } : { kind: 'pending' };
+    return takenOver ? { kind: 'abandoned' } : { kind: 'pending' };
   },
 
   /** Gives up a pending reservation (the attempt failed), so that a retry runs afresh. */

@@ -12,8 +12,8 @@ export type { components, operations, paths };
 export type Problem = components['schemas']['Problem'];
 /** The `Credentials` object every request body carries. */
 export type Credentials = components['schemas']['Credentials'];
-/** The path of an operation, e.g. `/gw/627/persistent/findby/findBySSN`. */
-export type OperationPath = keyof paths;
+/** The path of an operation, e.g. `/gw/627/persistent/findby/findBySSN` (the admin API's `/admin/…` are not operations). */
+export type OperationPath = Extract<keyof paths, `/gw/${string}`>;
 /** The JSON body of an operation's request. */
 export type RequestBody<Path extends OperationPath> = paths[Path]['post']['requestBody']['content']['application/json'];
 /** The JSON body of an operation's answer (HTTP 200). */

@@ -2055,10 +2055,262 @@ export interface paths {
         put?: never;
         /**
          * End the session of the TokenCredentials given
-         * @description Scope: any live token. Credentials: TokenCredentials. The example needs a user: `coregate user add --number 1 --name NAME`.
+         * @description Scope: any live token. Credentials: TokenCredentials. The example ends the session whose TokenId it is given: the one `logon` answered.
          */
         post: operations["logoff"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the API tokens (never their secrets) */
+        get: operations["listTokens"];
+        put?: never;
+        /** Create an API token: its secret is in the answer, once */
+        post: operations["createToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/tokens/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API token
+         * @description Calls with it are refused within `COREGATE_TOKEN_CACHE_MS` (5 s by default).
+         */
+        delete: operations["revokeToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the core users (UserNumberCredentials) */
+        get: operations["listUsers"];
+        put?: never;
+        /** Add a core user; a generated password is in the answer, once */
+        post: operations["addUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{number}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Disable a user: its credentials are refused and its logon sessions end */
+        post: operations["disableUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{number}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Enable a disabled user again */
+        post: operations["enableUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{number}/unlock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Clear a user's password lockouts (for every caller) */
+        post: operations["unlockUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{number}/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set a user's password: the one given, or a generated one in the answer, once */
+        post: operations["setUserPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the audit trail: a page as JSON, or every event as NDJSON
+         * @description Filters: `from`/`to` (ISO times), `operation` (a name or a prefix ending in `*`), `account`, `status` (`403` or `4xx`), `token`. As `application/json` (the default): a page of `limit` events, oldest first, with `nextCursor` and `next` for the next page. With `Accept: application/x-ndjson`: every matching event, one JSON object per line, streamed as it is read.
+         */
+        get: operations["readAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export every record as NDJSON, as `coregate export` writes it
+         * @description A header line with the count of each record type, then one line per record in catalog order, FM history included, then the member secrets: one snapshot, streamed as it is read. Protected values stay as stored (HMAC and ciphertext), readable only under this store’s secret.
+         */
+        get: operations["exportRecords"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a records file (NDJSON) in one transaction, as `coregate import`
+         * @description Every line is checked against the record catalog; the first bad one refuses the whole file with 400 `INVALID_RECORD_FILE` naming the line and column, and nothing is applied. A store that holds records is refused with 409 `STORE_NOT_EMPTY` unless `replace=true`. At most `COREGATE_IMPORT_LIMIT_MB`.
+         */
+        post: operations["importRecords"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put the store back to its seeded demo dataset
+         * @description Every record (FM history included) and the demo member secrets as seeded, in one transaction; tokens, users, the administrative password and the audit trail stay. Takes `admin` or `store:reset`.
+         */
+        post: operations["resetStore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/faults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the fault rules in force, with how often each fired
+         * @description Oldest first; `fired` and `remaining` count across every worker and instance.
+         */
+        get: operations["listFaultRules"];
+        put?: never;
+        /**
+         * Add a fault rule: calls it matches fail as a failing core makes them fail
+         * @description Applies to unmodified clients, on every worker and instance within a second, until it expires (at most 24 h; 60 min by default) or has fired `times` times. On the JSON API a call gets the gateway's answer to that failure of its core; on the SOAP face, the failure itself. At most 100 rules are kept.
+         */
+        post: operations["addFaultRule"];
+        /**
+         * Remove every fault rule
+         * @description Every worker stops applying them at once.
+         */
+        delete: operations["clearFaultRules"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/faults/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a fault rule
+         * @description Every worker stops applying it at once.
+         */
+        delete: operations["removeFaultRule"];
         options?: never;
         head?: never;
         patch?: never;
@@ -7718,6 +7970,259 @@ export interface components {
                 };
             };
         };
+        /** @description No valid bearer token */
+        "admin-problem-401-UNAUTHENTICATED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "UNAUTHENTICATED";
+                };
+            };
+        };
+        /** @description The token lacks the scope the call needs, or (fault rules) fault injection is off */
+        "admin-problem-403-FORBIDDEN": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "FORBIDDEN";
+                };
+            };
+        };
+        /** @description Too many calls with this token; retry after `Retry-After` seconds */
+        "admin-problem-429-RATE_LIMITED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "RATE_LIMITED";
+                };
+            };
+        };
+        /** @description Something went wrong on our side; quote the request id */
+        "admin-problem-500-INTERNAL": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "INTERNAL";
+                };
+            };
+        };
+        /** @description The database or the core cannot be reached now; retry after `Retry-After` seconds */
+        "admin-problem-503-UNAVAILABLE": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "UNAVAILABLE";
+                };
+            };
+        };
+        /** @description The request is not valid (`errors` names each property at fault) */
+        "admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                };
+            };
+        };
+        /** @description It exists already, the store is not in a state to do it, or the fault rules are at their maximum */
+        "admin-problem-409-ALREADY_EXISTS": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "ALREADY_EXISTS";
+                };
+            };
+        };
+        /** @description The body is larger than the limit */
+        "admin-problem-413-PAYLOAD_TOO_LARGE": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "PAYLOAD_TOO_LARGE";
+                };
+            };
+        };
+        /** @description The body is not of the media type the call takes */
+        "admin-problem-415-UNSUPPORTED_MEDIA_TYPE": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "UNSUPPORTED_MEDIA_TYPE";
+                };
+            };
+        };
+        /** @description The request is not valid (`errors` names each property at fault) */
+        "admin-problem-400-VALIDATION_FAILED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "VALIDATION_FAILED";
+                };
+            };
+        };
+        /** @description No token, user or fault rule of that name or number */
+        "admin-problem-404-NOT_FOUND": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "NOT_FOUND";
+                };
+            };
+        };
+        /** @description Not available in gateway mode: it is the store's */
+        "admin-problem-501-STORE_ONLY": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "STORE_ONLY";
+                };
+            };
+        };
+        /** @description The request is not valid (`errors` names each property at fault) */
+        "admin-problem-400-VALIDATION_FAILED-INVALID_PAGING_TOKEN": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "VALIDATION_FAILED" | "INVALID_PAGING_TOKEN";
+                };
+            };
+        };
+        /** @description The request is not valid (`errors` names each property at fault) */
+        "admin-problem-400-VALIDATION_FAILED-INVALID_RECORD_FILE": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "VALIDATION_FAILED" | "INVALID_RECORD_FILE";
+                };
+            };
+        };
+        /** @description It exists already, the store is not in a state to do it, or the fault rules are at their maximum */
+        "admin-problem-409-STORE_NOT_EMPTY": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "STORE_NOT_EMPTY";
+                };
+            };
+        };
+        /** @description It exists already, the store is not in a state to do it, or the fault rules are at their maximum */
+        "admin-problem-409-NOT_A_DEMO_DATASET": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "NOT_A_DEMO_DATASET";
+                };
+            };
+        };
+        /** @description The token lacks the scope the call needs, or (fault rules) fault injection is off */
+        "admin-problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "FORBIDDEN" | "SANDBOX_FAULTS_DISABLED";
+                };
+            };
+        };
+        /** @description It exists already, the store is not in a state to do it, or the fault rules are at their maximum */
+        "admin-problem-409-TOO_MANY_FAULT_RULES": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {unknown} */
+                    code?: "TOO_MANY_FAULT_RULES";
+                };
+            };
+        };
     };
     parameters: {
         /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
@@ -13350,6 +13855,991 @@ export interface operations {
             429: components["responses"]["problem-429-RATE_LIMITED"];
             500: components["responses"]["problem-500-INTERNAL"];
             503: components["responses"]["problem-503-UNAVAILABLE"];
+        };
+    };
+    listTokens: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tokens: {
+                            /** @example ci-bot */
+                            name: string;
+                            scopes: ("findby" | "corptransfer:read" | "share:read" | "share:write" | "collateral:read" | "store:reset" | "admin")[];
+                            /** Format: date-time */
+                            createdAt: string;
+                            expiresAt: string | null;
+                            revokedAt: string | null;
+                            state: "active" | "expired" | "revoked";
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    createToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A new API token: its name, scopes and expiry (`expiresAt` or `expiresInDays`, not both) */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example ci-bot */
+                    name: string;
+                    /**
+                     * @description Default: every scope but `store:reset` and `admin`
+                     * @example [
+                     *       "findby",
+                     *       "share:read"
+                     *     ]
+                     */
+                    scopes?: ("findby" | "corptransfer:read" | "share:read" | "share:write" | "collateral:read" | "store:reset" | "admin")[];
+                    /**
+                     * Format: date-time
+                     * @description When the token stops working
+                     */
+                    expiresAt?: string;
+                    /** @description Or: how many days it works from now */
+                    expiresInDays?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The secret, shown this once: send it as `Authorization: Bearer <token>` */
+                        token: string;
+                        /** @example ci-bot */
+                        name: string;
+                        scopes: ("findby" | "corptransfer:read" | "share:read" | "share:write" | "collateral:read" | "store:reset" | "admin")[];
+                        /** Format: date-time */
+                        createdAt: string;
+                        expiresAt: string | null;
+                        revokedAt: string | null;
+                        state: "active" | "expired" | "revoked";
+                    };
+                };
+            };
+            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN"];
+            409: components["responses"]["admin-problem-409-ALREADY_EXISTS"];
+            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    revokeToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @example ci-bot */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An API token, never its secret (only its SHA-256 is stored) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example ci-bot */
+                        name: string;
+                        scopes: ("findby" | "corptransfer:read" | "share:read" | "share:write" | "collateral:read" | "store:reset" | "admin")[];
+                        /** Format: date-time */
+                        createdAt: string;
+                        expiresAt: string | null;
+                        revokedAt: string | null;
+                        state: "active" | "expired" | "revoked";
+                    };
+                };
+            };
+            400: components["responses"]["admin-problem-400-VALIDATION_FAILED"];
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN"];
+            404: components["responses"]["admin-problem-404-NOT_FOUND"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        users: {
+                            /** @example 25 */
+                            userNumber: number;
+                            name: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            disabledAt: string | null;
+                            state: "enabled" | "disabled";
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            501: components["responses"]["admin-problem-501-STORE_ONLY"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    addUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A new core user */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example 25 */
+                    userNumber: number;
+                    /** @example Loan officer */
+                    name: string;
+                    /** @description Default: a generated one, answered this once */
+                    password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 25 */
+                        userNumber: number;
+                        name: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        disabledAt: string | null;
+                        state: "enabled" | "disabled";
+                        /** @description The generated password, shown once */
+                        password?: string;
+                    };
+                };
+            };
+            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN"];
+            409: components["responses"]["admin-problem-409-ALREADY_EXISTS"];
+            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            501: components["responses"]["admin-problem-501-STORE_ONLY"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    disableUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The user number, 1 to 9999
+                 * @example 25
+                 */
+                number: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description A core user (UserNumberCredentials), never its password hash */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 25 */
+                        userNumber: number;
+                        name: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        disabledAt: string | null;
+                        state: "enabled" | "disabled";
+                    };
+                };
+            };
+            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN"];
+            404: components["responses"]["admin-problem-404-NOT_FOUND"];
+            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            501: components["responses"]["admin-problem-501-STORE_ONLY"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    enableUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The user number, 1 to 9999
+                 * @example 25
+                 */
+                number: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description A core user (UserNumberCredentials), never its password hash */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 25 */
+                        userNumber: number;
+                        name: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        disabledAt: string | null;
+                        state: "enabled" | "disabled";
+                    };
+                };
+            };
+            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN"];
+            404: components["responses"]["admin-problem-404-NOT_FOUND"];
+            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            501: components["responses"]["admin-problem-501-STORE_ONLY"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    unlockUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The user number, 1 to 9999
+                 * @example 25
+                 */
+                number: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 25 */
+                        userNumber: number;
+                        name: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        disabledAt: string | null;
+                        state: "enabled" | "disabled";
+                        /** @description Callers (token and address) whose lock or failures were cleared */
+                        cleared: number;
+                    };
+                };
+            };
+            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN"];
+            404: components["responses"]["admin-problem-404-NOT_FOUND"];
+            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            501: components["responses"]["admin-problem-501-STORE_ONLY"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    setUserPassword: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The user number, 1 to 9999
+                 * @example 25
+                 */
+                number: string;
+            };
+            cookie?: never;
+        };
+        /** @description The new password, or nothing to have one generated */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Default: a generated one, answered this once */
+                    password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 25 */
+                        userNumber: number;
+                        name: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        disabledAt: string | null;
+                        state: "enabled" | "disabled";
+                        /** @description The generated password, shown once */
+                        password?: string;
+                    };
+                };
+            };
+            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN"];
+            404: components["responses"]["admin-problem-404-NOT_FOUND"];
+            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            501: components["responses"]["admin-problem-501-STORE_ONLY"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    readAudit: {
+        parameters: {
+            query?: {
+                /** @description Events at or after this time */
+                from?: string;
+                /** @description Events before this time */
+                to?: string;
+                /** @description An operation (`findBySSN`, `admin:token.create`), or a prefix ending in `*` (`admin:*`) */
+                operation?: string;
+                /** @description Calls that touched this account */
+                account?: string;
+                /** @description An HTTP status (`403`) or class (`4xx`) */
+                status?: string;
+                /** @description The bearer token's name */
+                token?: string;
+                /** @description Events per page, 1 to 1000 (default 100); an NDJSON answer has every event */
+                limit?: string;
+                /** @description The previous page's `nextCursor` */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        events: {
+                            /** Format: date-time */
+                            at: string;
+                            requestId: string;
+                            tokenName: string | null;
+                            userNumber: number | null;
+                            memberAccount: string | null;
+                            operation: string;
+                            accountNumbers: string[];
+                            collateralNumber: string | null;
+                            status: number;
+                            code: string | null;
+                            coreLatencyMs: number | null;
+                            coreOutcome: string | null;
+                            target: string | null;
+                        }[];
+                        nextCursor: string | null;
+                        next: string | null;
+                    };
+                    "application/x-ndjson": {
+                        /** Format: date-time */
+                        at: string;
+                        requestId: string;
+                        tokenName: string | null;
+                        userNumber: number | null;
+                        memberAccount: string | null;
+                        operation: string;
+                        accountNumbers: string[];
+                        collateralNumber: string | null;
+                        status: number;
+                        code: string | null;
+                        coreLatencyMs: number | null;
+                        coreOutcome: string | null;
+                        target: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    exportRecords: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The records file */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            501: components["responses"]["admin-problem-501-STORE_ONLY"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    importRecords: {
+        parameters: {
+            query?: {
+                /** @description Replace the records the store holds (default false) */
+                replace?: "true" | "false";
+            };
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "imported";
+                        /** @description Records, by record type */
+                        records: {
+                            [key: string]: number;
+                        };
+                        demoDataset: {
+                            seed: number;
+                            accounts: number;
+                        } | null;
+                        elapsedMs: number;
+                    };
+                };
+            };
+            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-INVALID_RECORD_FILE"];
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN"];
+            409: components["responses"]["admin-problem-409-STORE_NOT_EMPTY"];
+            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            501: components["responses"]["admin-problem-501-STORE_ONLY"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    resetStore: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Another demo dataset to reset to; by default the one the store was seeded with */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @example 1000 */
+                    accounts?: number;
+                    /** @description With accounts */
+                    seed?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "reset";
+                        dataset: {
+                            seed: number;
+                            accounts: number;
+                        };
+                        /** @description Records, by record type */
+                        records: {
+                            [key: string]: number;
+                        };
+                        elapsedMs: number;
+                    };
+                };
+            };
+            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN"];
+            409: components["responses"]["admin-problem-409-NOT_A_DEMO_DATASET"];
+            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            501: components["responses"]["admin-problem-501-STORE_ONLY"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    listFaultRules: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The rules in force, oldest first */
+                        rules: {
+                            /** @description Its number, for `DELETE /admin/faults/{id}` */
+                            id: number;
+                            operations: string;
+                            /**
+                             * @description The face it applies to
+                             * @enum {string}
+                             */
+                            face: "json" | "soap" | "both";
+                            /**
+                             * @description A problem to answer with: the gateway's own answer to that failure of a core (CORE_UNAVAILABLE as for a core that refuses connections), or the problem coregate sends for it
+                             * @enum {string}
+                             */
+                            code?: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_QUERY" | "INVALID_PAGING_TOKEN" | "UNAUTHENTICATED" | "FORBIDDEN" | "CORE_CREDENTIALS_REJECTED" | "RECORD_NOT_FOUND" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL" | "STORE_ONLY" | "CORE_ERROR" | "CORE_BAD_RESPONSE" | "UNAVAILABLE" | "CORE_UNAVAILABLE" | "CORE_TIMEOUT";
+                            /** @description The problem's status, where its code has more than one (UNAVAILABLE: 503 or 408) */
+                            status?: number;
+                            /**
+                             * @description A SOAP Fault of this class on the SOAP face; the JSON API answers what the gateway answers a core that sends one (502 CORE_ERROR)
+                             * @enum {string}
+                             */
+                            soapFault?: "Client" | "Server";
+                            /**
+                             * @description The SOAP face closes the connection without an answer; the JSON API answers what the gateway answers a core that does (503 CORE_UNAVAILABLE)
+                             * @enum {boolean}
+                             */
+                            drop?: true;
+                            /**
+                             * @description The SOAP face answers a cut-off envelope (`truncated`) or an HTML page (`not-xml`); the JSON API answers what the gateway answers a core that does (502 CORE_BAD_RESPONSE)
+                             * @enum {string}
+                             */
+                            malformed?: "truncated" | "not-xml";
+                            /** @description Milliseconds added before the answer (alone, or before any of the above) */
+                            latencyMs?: number;
+                            /** @description Up to this many milliseconds more, at random */
+                            jitterMs?: number;
+                            probability: number;
+                            /** @description The N of "the next N calls"; null when it has no such limit */
+                            times: number | null;
+                            /** @description Calls it still fires on; null when it has no such limit */
+                            remaining: number | null;
+                            /** @description Calls it fired on, on every worker and instance */
+                            fired: number;
+                            /** Format: date-time */
+                            until: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description The token that added it */
+                            createdBy: string | null;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    addFaultRule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A fault rule: one of `code`, `soapFault`, `drop` or `malformed`, and/or `latencyMs`, on the operations and face named */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "operations": "findBy*",
+                 *       "code": "CORE_UNAVAILABLE",
+                 *       "times": 3
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The operations it applies to: a name (`findBySSN`), a prefix of names (`findBy*`) or `*` */
+                    operations: string;
+                    /**
+                     * @description The face it applies to (default `both`)
+                     * @enum {string}
+                     */
+                    face?: "json" | "soap" | "both";
+                    /**
+                     * @description A problem to answer with: the gateway's own answer to that failure of a core (CORE_UNAVAILABLE as for a core that refuses connections), or the problem coregate sends for it
+                     * @enum {string}
+                     */
+                    code?: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_QUERY" | "INVALID_PAGING_TOKEN" | "UNAUTHENTICATED" | "FORBIDDEN" | "CORE_CREDENTIALS_REJECTED" | "RECORD_NOT_FOUND" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL" | "STORE_ONLY" | "CORE_ERROR" | "CORE_BAD_RESPONSE" | "UNAVAILABLE" | "CORE_UNAVAILABLE" | "CORE_TIMEOUT";
+                    /** @description The problem's status, where its code has more than one (UNAVAILABLE: 503 or 408) */
+                    status?: number;
+                    /**
+                     * @description A SOAP Fault of this class on the SOAP face; the JSON API answers what the gateway answers a core that sends one (502 CORE_ERROR)
+                     * @enum {string}
+                     */
+                    soapFault?: "Client" | "Server";
+                    /**
+                     * @description The SOAP face closes the connection without an answer; the JSON API answers what the gateway answers a core that does (503 CORE_UNAVAILABLE)
+                     * @enum {boolean}
+                     */
+                    drop?: true;
+                    /**
+                     * @description The SOAP face answers a cut-off envelope (`truncated`) or an HTML page (`not-xml`); the JSON API answers what the gateway answers a core that does (502 CORE_BAD_RESPONSE)
+                     * @enum {string}
+                     */
+                    malformed?: "truncated" | "not-xml";
+                    /** @description Milliseconds added before the answer (alone, or before any of the above) */
+                    latencyMs?: number;
+                    /** @description Up to this many milliseconds more, at random */
+                    jitterMs?: number;
+                    /** @description The chance it fires on a call it matches (default 1) */
+                    probability?: number;
+                    /** @description It fires on the next N calls it matches, counted across every worker and instance, then stops */
+                    times?: number;
+                    /**
+                     * Format: date-time
+                     * @description When it expires (RFC 3339, at most 24 h ahead; default 60 min from now)
+                     */
+                    until?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Its number, for `DELETE /admin/faults/{id}` */
+                        id: number;
+                        operations: string;
+                        /**
+                         * @description The face it applies to
+                         * @enum {string}
+                         */
+                        face: "json" | "soap" | "both";
+                        /**
+                         * @description A problem to answer with: the gateway's own answer to that failure of a core (CORE_UNAVAILABLE as for a core that refuses connections), or the problem coregate sends for it
+                         * @enum {string}
+                         */
+                        code?: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_QUERY" | "INVALID_PAGING_TOKEN" | "UNAUTHENTICATED" | "FORBIDDEN" | "CORE_CREDENTIALS_REJECTED" | "RECORD_NOT_FOUND" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL" | "STORE_ONLY" | "CORE_ERROR" | "CORE_BAD_RESPONSE" | "UNAVAILABLE" | "CORE_UNAVAILABLE" | "CORE_TIMEOUT";
+                        /** @description The problem's status, where its code has more than one (UNAVAILABLE: 503 or 408) */
+                        status?: number;
+                        /**
+                         * @description A SOAP Fault of this class on the SOAP face; the JSON API answers what the gateway answers a core that sends one (502 CORE_ERROR)
+                         * @enum {string}
+                         */
+                        soapFault?: "Client" | "Server";
+                        /**
+                         * @description The SOAP face closes the connection without an answer; the JSON API answers what the gateway answers a core that does (503 CORE_UNAVAILABLE)
+                         * @enum {boolean}
+                         */
+                        drop?: true;
+                        /**
+                         * @description The SOAP face answers a cut-off envelope (`truncated`) or an HTML page (`not-xml`); the JSON API answers what the gateway answers a core that does (502 CORE_BAD_RESPONSE)
+                         * @enum {string}
+                         */
+                        malformed?: "truncated" | "not-xml";
+                        /** @description Milliseconds added before the answer (alone, or before any of the above) */
+                        latencyMs?: number;
+                        /** @description Up to this many milliseconds more, at random */
+                        jitterMs?: number;
+                        probability: number;
+                        /** @description The N of "the next N calls"; null when it has no such limit */
+                        times: number | null;
+                        /** @description Calls it still fires on; null when it has no such limit */
+                        remaining: number | null;
+                        /** @description Calls it fired on, on every worker and instance */
+                        fired: number;
+                        /** Format: date-time */
+                        until: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** @description The token that added it */
+                        createdBy: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            409: components["responses"]["admin-problem-409-TOO_MANY_FAULT_RULES"];
+            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    clearFaultRules: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description How many rules were removed */
+                        removed: number;
+                    };
+                };
+            };
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    removeFaultRule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The rule's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description How many rules were removed */
+                        removed: number;
+                    };
+                };
+            };
+            400: components["responses"]["admin-problem-400-VALIDATION_FAILED"];
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["admin-problem-404-NOT_FOUND"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
         };
     };
 }

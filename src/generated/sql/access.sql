@@ -6,9 +6,9 @@
 select "id",
   "name",
   "scopes",
-  cast("created_at" as text) as "createdAt",
-  cast("expires_at" as text) as "expiresAt",
-  cast("revoked_at" as text) as "revokedAt"
+  to_char("created_at" at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt",
+  to_char("expires_at" at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "expiresAt",
+  to_char("revoked_at" at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "revokedAt"
 from "api_token"
 where "token_hash" = $1 and "revoked_at" is null and ("expires_at" is null or "expires_at" > now());
 

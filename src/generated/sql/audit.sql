@@ -3,7 +3,7 @@
 -- $1, $2, … are bound parameters.
 
 -- audit trail: auditEvents.insert
-insert into "audit_event" ("request_id", "token_name", "user_number", "member_account", "operation", "account_numbers", "collateral_number", "status", "code", "core_latency_ms", "core_outcome")
+insert into "audit_event" ("request_id", "token_name", "user_number", "member_account", "operation", "account_numbers", "collateral_number", "status", "code", "core_latency_ms", "core_outcome", "target", "trace_id")
 select "request_id",
   "token_name",
   "user_number",
@@ -14,5 +14,7 @@ select "request_id",
   "status",
   "code",
   "core_latency_ms",
-  "core_outcome"
+  "core_outcome",
+  "target",
+  "trace_id"
 from json_populate_recordset(null::audit_event, $1::json) as "r";

@@ -1300,7 +1300,9 @@ create table audit_event (
   status integer not null,
   code varchar(40),
   core_latency_ms integer,
-  core_outcome varchar(40)
+  core_outcome varchar(40),
+  target varchar(80),
+  trace_id char(32)
 );
 
 create index audit_event_at_idx on audit_event (at);
@@ -1311,7 +1313,22 @@ create table app_user (
   user_number integer primary key check (user_number between 1 and 9999),
   name varchar(64) not null,
   password_hash text not null,
-  created_at timestamptz not null default now()
+  created_at timestamptz not null default now(),
+  disabled_at timestamptz
+);
+
+create table fault_rule (
+  id integer generated always as identity primary key,
+  operations varchar(64) not null,
+  face varchar(4) not null check (face in ('json', 'soap', 'both')),
+  effect jsonb not null,
+  probability double precision not null check (probability between 0 and 1),
+  times integer,
+  remaining integer,
+  fired bigint not null default 0,
+  until timestamptz not null,
+  created_at timestamptz not null default now(),
+  created_by varchar(160)
 );
 
 create table if not exists coregate_lookup_generation (

@@ -1,0 +1,203 @@
+/**
+ * The sandbox's fault rules over the admin API: `POST /admin/faults` adds a rule, `GET /admin/faults` lists
+ * those in force with how often each fired and how many calls each has left, `DELETE /admin/faults/{id}`
+ * removes one and `DELETE /admin/faults` all. Like the rest of the admin API: a bearer token with the `admin`
+ * scope (401, 403), the token's rate limit (429), every call audited as `admin:faults.<what>`, problem+json.
+ * Only while `COREGATE_SANDBOX_FAULTS` is on: otherwise 403 SANDBOX_FAULTS_DISABLED, as the header is.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Config } from '../config.js';
+import { FAULT_RULE_LIMITS, FaultRuleRequest, FaultRuleSchema, faultRulesDisabled } from '../contract/fault-rules.js';
+import { forbidden, Problem, type ProblemCode } from '../contract/problems.js';
+import type { Db } from '../database/database.js';
+import { faultRuleAdmin } from '../operations/fault-rules.js';
+import type { Authenticator } from '../security/authenticator.js';
+import type { RateLimiter } from '../security/rate-limit.js';
+import type { AuditLog } from '../store/audit.js';
+import { ADMIN_PROBLEMS_KEY, ADMIN_TAG } from './admin-routes.js';
+import type { FaultRules } from './fault-rules.js';
+import type { RateLimit } from './metrics.js';
+
+export interface FaultRuleRoutesOptions {
+  readonly db: Db;
+  readonly config: Config;
+  readonly authenticator: Authenticator;
+  readonly limiter: RateLimiter;
+  readonly onRateLimited?: (limit: RateLimit) => void;
+  readonly audit: AuditLog;
+  /** The rule set this process applies; undefined while fault injection is off. */
+  readonly rules: FaultRules | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A fault-rule route's name in the audit trail (`admin:faults.add`). */
+    faultRulesAudit?: string;
+  }
+  interface FastifyRequest {
+    /** The rule a fault-rule call acted on, for its audit event. */
+    faultRuleTarget?: string;
+  }
+}
+
+const FaultRuleList = Type.Object(
+  { rules: Type.Array(FaultRuleSchema, { description: 'The rules in force, oldest first' }) },
+  { additionalProperties: false },
+);
+const Removed = Type.Object(
+  { removed: Type.Integer({ description: 'How many rules were removed' }) },
+  { additionalProperties: false },
+);
+const RuleParams = Type.Object(
+  { id: Type.String({ pattern: '^[1-9][0-9]{0,8}$', description: "The rule's id" }) },
+  { additionalProperties: false },
+);
+
+/** Problems every fault-rule call may answer beyond the admin API's own (401, 403, 429). */
+const SANDBOX: Readonly<Record<number, readonly ProblemCode[]>> = { 403: ['FORBIDDEN', 'SANDBOX_FAULTS_DISABLED'] };
+
+const MINUTE = 60;
+
+/** A route's OpenAPI description, as the admin API's other routes have it. */
+const documented = (
+  operationId: string,
+  summary: string,
+  description: string,
+  problems: Readonly<Record<number, readonly ProblemCode[]>>,
+) => ({
+  tags: [ADMIN_TAG.name],
+  operationId,
+  summary,
+  description,
+  security: [{ bearerAuth: ['admin'] }],
+  [ADMIN_PROBLEMS_KEY]: { ...SANDBOX, ...problems },
+});
+
+export function registerFaultRuleRoutes(app: FastifyInstance, options: FaultRuleRoutesOptions): void {
+  const { db, config, authenticator, limiter, audit, rules } = options;
+  const general = { limit: config.rateLimitPerMinute, windowSeconds: MINUTE };
+
+  /** Who may call: a live bearer token (401), within its rate limit (429), with `admin` (403), faults on (403). */
+  const admit = async (request: FastifyRequest, reply: FastifyReply) => {
+    request.bearer = await authenticator.authenticateBearer(request.headers.authorization);
+    const decision = await limiter.hit(`token:${request.bearer.tokenName}`, general);
+    if (!decision.allowed) {
+      options.onRateLimited?.('token');
+      const retryAfter = Math.max(1, decision.retryAfterSeconds);
+      throw new Problem(429, 'RATE_LIMITED', `Too many requests; retry in ${retryAfter} s`, undefined, {
+        'retry-after': String(retryAfter),
+      });
+    }
+    reply.header('ratelimit-remaining', String(decision.remaining));
+    reply.header('cache-control', 'no-store');
+    if (!request.bearer.scopes.includes('admin')) throw forbidden('The token lacks the admin scope');
+    if (!rules) throw faultRulesDisabled();
+  };
+
+  void app.register(async (faults) => {
+    faults.addHook('onRequest', admit);
+    faults.addHook('onResponse', async (request, reply) => {
+      const operation = request.routeOptions.config.faultRulesAudit;
+      if (!operation) return;
+      audit.record({
+        requestId: request.id,
+        tokenName: request.bearer?.tokenName ?? null,
+        userNumber: null,
+        memberAccount: null,
+        operation,
+        accountNumbers: [],
+        collateralNumber: null,
+        status: reply.statusCode,
+        code: request.problemCode ?? null,
+        coreLatencyMs: null,
+        coreOutcome: null,
+        target: request.faultRuleTarget ?? null,
+      });
+    });
+
+    faults.post(
+      '/admin/faults',
+      {
+        config: { faultRulesAudit: 'admin:faults.add' },
+        schema: {
+          ...documented(
+            'addFaultRule',
+            'Add a fault rule: calls it matches fail as a failing core makes them fail',
+            `Applies to unmodified clients, on every worker and instance within a second, until it expires (at most ${FAULT_RULE_LIMITS.untilHours} h; ${FAULT_RULE_LIMITS.defaultMinutes} min by default) or has fired \`times\` times. On the JSON API a call gets the gateway's answer to that failure of its core; on the SOAP face, the failure itself. At most ${FAULT_RULE_LIMITS.rules} rules are kept.`,
+            {
+              400: ['VALIDATION_FAILED', 'MALFORMED_JSON'],
+              409: ['TOO_MANY_FAULT_RULES'],
+              413: ['PAYLOAD_TOO_LARGE'],
+              415: ['UNSUPPORTED_MEDIA_TYPE'],
+            },
+          ),
+          body: FaultRuleRequest,
+          response: { 201: FaultRuleSchema },
+        },
+      },
+      async (request, reply) => {
+        const added = await faultRuleAdmin.add(db, request.body as FaultRuleRequest, request.bearer?.tokenName ?? null);
+        request.faultRuleTarget = `fault:${added.id}`;
+        rules!.invalidate();
+        return reply.code(201).send(added);
+      },
+    );
+
+    faults.get(
+      '/admin/faults',
+      {
+        config: { faultRulesAudit: 'admin:faults.list' },
+        schema: {
+          ...documented(
+            'listFaultRules',
+            'List the fault rules in force, with how often each fired',
+            'Oldest first; `fired` and `remaining` count across every worker and instance.',
+            {},
+          ),
+          response: { 200: FaultRuleList },
+        },
+      },
+      () => faultRuleAdmin.list(db),
+    );
+
+    faults.delete(
+      '/admin/faults/:id',
+      {
+        config: { faultRulesAudit: 'admin:faults.remove' },
+        schema: {
+          ...documented('removeFaultRule', 'Remove a fault rule', 'Every worker stops applying it at once.', {
+            400: ['VALIDATION_FAILED'],
+            404: ['NOT_FOUND'],
+          }),
+          params: RuleParams,
+          response: { 200: Removed },
+        },
+      },
+      async (request) => {
+        const { id } = request.params as { id: string };
+        request.faultRuleTarget = `fault:${id}`;
+        const removed = await faultRuleAdmin.remove(db, Number(id));
+        rules!.invalidate();
+        return removed;
+      },
+    );
+
+    faults.delete(
+      '/admin/faults',
+      {
+        config: { faultRulesAudit: 'admin:faults.clear' },
+        schema: {
+          ...documented('clearFaultRules', 'Remove every fault rule', 'Every worker stops applying them at once.', {}),
+          response: { 200: Removed },
+        },
+      },
+      async (request) => {
+        request.faultRuleTarget = 'faults';
+        const removed = await faultRuleAdmin.clear(db);
+        rules!.invalidate();
+        return removed;
+      },
+    );
+  });
+}
