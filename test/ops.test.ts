@@ -58,8 +58,14 @@ describe('ops and docs endpoints', () => {
     const { type, scheme, description } = document.components.securitySchemes.bearerAuth;
     assert.deepEqual({ type, scheme }, { type: 'http', scheme: 'bearer' });
     assert.match(description, /coregate token create/);
-    const paths = Object.keys(document.paths);
+    // The operations, and the admin API under its own tag (test/admin-api.test.ts).
+    const paths = Object.keys(document.paths).filter((path) => path.startsWith('/gw/'));
     assert.deepEqual(paths.sort(), OPERATIONS.map((op) => operationPath(op)).sort());
+    for (const path of Object.keys(document.paths).filter((path) => !path.startsWith('/gw/'))) {
+      assert.match(path, /^\/admin\//);
+      for (const method of Object.values(document.paths[path]) as { tags: string[] }[])
+        assert.deepEqual(method.tags, ['admin'], path);
+    }
     assert.ok(paths.length >= 8);
     for (const path of paths) {
       const post = document.paths[path].post;

@@ -148,9 +148,13 @@ for (const backend of BACKENDS) {
       let narrowToken: string;
       before(async () => (narrowToken = await h.tokenWith(['corptransfer:read'])));
 
-      test('the matrix covers every route of the OpenAPI document', async () => {
+      test('the matrix covers every operation route of the OpenAPI document (the admin routes: test/admin-api.test.ts)', async () => {
         const document = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-        assert.deepEqual(Object.keys(document.paths).sort(), OPERATIONS.map((op) => operationPath(op)).sort());
+        const paths = Object.keys(document.paths);
+        assert.deepEqual(
+          paths.filter((path) => !path.startsWith('/admin/')).sort(),
+          OPERATIONS.map((op) => operationPath(op)).sort(),
+        );
       });
 
       for (const operation of OPERATIONS) {
