@@ -2,9 +2,11 @@
  * Load generation: one-off requests for checks, and autocannon runs (warm-up, then a measurement with
  * the server's memory sampled) that return a typed result.
  */
+import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { cpus, loadavg } from 'node:os';
 import autocannon from 'autocannon';
-import { sampleCpu, sampleRss } from './servers.js';
+import { sampleContextSwitches, sampleCpu, sampleRss } from './servers.js';
 
 export type Headers = Readonly<Record<string, string>>;
 
@@ -72,8 +74,22 @@ export interface LoadSpec {
   readonly next: NextRequest;
   readonly connections: number;
   readonly seconds: number;
+  /** Requests per second over all connections, when paced; otherwise as fast as the server answers. */
+  readonly rate?: number;
   /** The server process whose memory (with its children's) is sampled during the run. */
   readonly pid: number;
+  /** Other processes measured over the same window (the core behind a gateway). */
+  readonly watches?: readonly Watch[];
+}
+
+/**
+ * A count of processes other than the server's that a run also measures, by name: the CPU ms of the core a
+ * gateway calls or of the PostgreSQL backends of its database, the core's context switches. `start` finds
+ * them and begins counting; `stop` returns the count.
+ */
+export interface Watch {
+  readonly name: string;
+  start(): Promise<{ stop(): number }>;
 }
 
 export interface LoadResult {
@@ -92,6 +108,32 @@ export interface LoadResult {
   readonly maxRssBytes: number;
   /** CPU time (user and system) the server's process tree spent per request during the run. */
   readonly cpuMsPerRequest: number;
+  /** Context switches of the server's main threads per request: its event loops' sleeps and wake-ups. */
+  readonly contextSwitchesPerRequest?: number;
+  /** The count of each of the spec's `watches` per request, by name. */
+  readonly watchedPerRequest?: Readonly<Record<string, number>>;
+  /** Cores the whole machine kept busy during the run (every process's, the other users' too). */
+  readonly machineBusyCores?: number;
+  /** The machine's one-minute load average when the run ended. */
+  readonly loadAverage?: number;
+  /** When the measured part ran, in µs of the monotonic clock (V8's CPU profiles use it too). */
+  readonly windowsUs?: readonly (readonly [number, number])[];
+}
+
+/** Now, in µs of the monotonic clock. */
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/** The machine's busy and total CPU time so far, in clock ticks (/proc/stat's first line). */
+function machineTicks(): { busy: number; total: number } {
+  try {
+    const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/);
+    const ticks = fields.map(Number);
+    const total = ticks.reduce((sum, value) => sum + value, 0);
+    // idle and iowait
+    return { busy: total - (ticks[3] ?? 0) - (ticks[4] ?? 0), total };
+  } catch {
+    return { busy: 0, total: 0 };
+  }
 }
 
 function fire(spec: LoadSpec, seconds: number): Promise<autocannon.Result> {
@@ -99,6 +141,7 @@ function fire(spec: LoadSpec, seconds: number): Promise<autocannon.Result> {
     url: spec.url,
     connections: spec.connections,
     duration: seconds,
+    ...(spec.rate === undefined ? {} : { overallRate: spec.rate }),
     method: 'POST',
     headers: { ...spec.headers },
     requests: [
@@ -118,11 +161,23 @@ export const warmUpSeconds = (seconds: number) => (seconds <= 2 ? 1 : 2);
 /** Warms the server up, then measures it under load for `spec.seconds`. */
 export async function measure(spec: LoadSpec): Promise<LoadResult> {
   await fire(spec, warmUpSeconds(spec.seconds));
+  const watches = spec.watches ?? [];
+  const watched = await Promise.all(watches.map((watch) => watch.start()));
   const rss = sampleRss(spec.pid);
   const cpu = sampleCpu(spec.pid);
+  const switches = sampleContextSwitches(spec.pid);
+  const machineBefore = machineTicks();
+  const startedUs = monotonicUs();
   const result = await fire(spec, spec.seconds);
+  const window = [startedUs, monotonicUs()] as const;
   const cpuMs = cpu.stop();
+  const switched = switches.stop();
+  const machineAfter = machineTicks();
+  const machineTotal = machineAfter.total - machineBefore.total;
+  const watchedMs = watched.map((sample) => sample.stop());
   const maxRssBytes = rss.stop();
+  const perRequest = (ms: number) =>
+    result.requests.total > 0 ? Math.round((ms / result.requests.total) * 1000) / 1000 : 0;
   return {
     requestsPerSecond: result.requests.average,
     p50Ms: result.latency.p50,
@@ -133,6 +188,20 @@ export async function measure(spec: LoadSpec): Promise<LoadResult> {
     socketErrors: result.errors - result.timeouts,
     bytesPerResponse: result.requests.total > 0 ? Math.round(result.throughput.total / result.requests.total) : 0,
     maxRssBytes,
-    cpuMsPerRequest: result.requests.total > 0 ? Math.round((cpuMs / result.requests.total) * 1000) / 1000 : 0,
+    cpuMsPerRequest: perRequest(cpuMs),
+    contextSwitchesPerRequest: perRequest(switched),
+    ...(watches.length > 0
+      ? {
+          watchedPerRequest: Object.fromEntries(watches.map((watch, i) => [watch.name, perRequest(watchedMs[i]!)])),
+        }
+      : {}),
+    ...(machineTotal > 0
+      ? {
+          machineBusyCores:
+            Math.round(((machineAfter.busy - machineBefore.busy) / machineTotal) * cpus().length * 100) / 100,
+        }
+      : {}),
+    loadAverage: loadavg()[0]!,
+    windowsUs: [window],
   };
 }

@@ -16,6 +16,8 @@ const SHOWN_ANSWER = 400;
 export interface MeasurementSettings {
   readonly seconds: number;
   readonly connections: number;
+  /** Requests per second in all, for runs at `connections` (a scenario at its own connections is not paced). */
+  readonly rate?: number;
 }
 
 interface MeasurementBase {
@@ -68,7 +70,7 @@ async function check(target: Target, routed: ReadonlyMap<string, Route>): Promis
     const bytes: number[] = [];
     for (let n = 0; n < CHECKED_REQUESTS; n += 1) {
       const request = operation.next();
-      const headers = { ...target.headers, ...operation.headers };
+      const headers = { ...target.headers, ...operation.headers, ...request.headers };
       // Each on a new connection, so that every worker of a cluster has answered before the warm-up.
       const answer = await post(target.server.url, path, headers, request.body, { fresh: true }).catch(
         (error: Error) => `${error.message} (${String(error.cause ?? 'no cause')})`,
@@ -76,7 +78,7 @@ async function check(target: Target, routed: ReadonlyMap<string, Route>): Promis
       if (typeof answer === 'string') {
         return `${name}: no answer: ${answer}\n  last output of ${target.server.name}:\n${target.server.tail()}`;
       }
-      const wrong = target.judge(operation, request, answer);
+      const wrong = await target.judge(operation, request, answer);
       if (wrong) {
         return `${name}: ${wrong}\n  request: ${shown(request.body)}\n  answer:  ${answer.text.slice(0, SHOWN_ANSWER)}`;
       }
@@ -98,7 +100,8 @@ export async function measureScenario(
   if (typeof routed === 'string') return { ...base, ok: false, reason: routed };
   const answerBytes = await check(target, routed);
   if (typeof answerBytes === 'string') return { ...base, ok: false, reason: answerBytes };
-  // An operation with headers of its own sends them over the target's on every request.
+  // An operation with headers of its own sends them over the target's on every request; a request with
+  // headers of its own, over both.
   const order = schedule(scenario).map((name) => {
     const route = routed.get(name)!;
     const headers = route.operation.headers ? { ...target.headers, ...route.operation.headers } : undefined;
@@ -110,10 +113,14 @@ export async function measureScenario(
     headers: target.headers,
     connections: scenario.connections ?? settings.connections,
     seconds: settings.seconds,
+    ...(settings.rate !== undefined && scenario.connections === undefined ? { rate: settings.rate } : {}),
     pid: target.server.pid,
+    ...(target.watches ? { watches: target.watches } : {}),
     next: () => {
       const { operation, path, headers } = order[position++ % order.length]!;
-      return { path, body: operation.next().body, ...(headers ? { headers } : {}) };
+      const request = operation.next();
+      const sent = request.headers ? { ...(headers ?? target.headers), ...request.headers } : headers;
+      return { path, body: request.body, ...(sent ? { headers: sent } : {}) };
     },
   });
   return { ...base, ok: true, result, answerBytes };
@@ -121,7 +128,8 @@ export async function measureScenario(
 
 /**
  * Two halves of one measurement, taken apart, as one: their requests, errors and CPU together, their
- * rates averaged, the higher p50, p99 and RSS. A failed half is the measurement.
+ * rates and the machine's busy cores averaged, the higher p50, p99, RSS and load. A failed half is the
+ * measurement.
  */
 export function combined(first: Measurement, second: Measurement): Measurement {
   if (!first.ok) return first;
@@ -142,6 +150,29 @@ export function combined(first: Measurement, second: Measurement): Measurement {
       bytesPerResponse: Math.round(weighted(a.bytesPerResponse, b.bytesPerResponse)),
       maxRssBytes: Math.max(a.maxRssBytes, b.maxRssBytes),
       cpuMsPerRequest: Math.round(weighted(a.cpuMsPerRequest, b.cpuMsPerRequest) * 1000) / 1000,
+      ...(a.machineBusyCores !== undefined && b.machineBusyCores !== undefined
+        ? { machineBusyCores: (a.machineBusyCores + b.machineBusyCores) / 2 }
+        : {}),
+      ...(a.loadAverage !== undefined && b.loadAverage !== undefined
+        ? { loadAverage: Math.max(a.loadAverage, b.loadAverage) }
+        : {}),
+      windowsUs: [...(a.windowsUs ?? []), ...(b.windowsUs ?? [])],
+      ...(a.contextSwitchesPerRequest !== undefined && b.contextSwitchesPerRequest !== undefined
+        ? {
+            contextSwitchesPerRequest:
+              Math.round(weighted(a.contextSwitchesPerRequest, b.contextSwitchesPerRequest) * 1000) / 1000,
+          }
+        : {}),
+      ...(a.watchedPerRequest && b.watchedPerRequest
+        ? {
+            watchedPerRequest: Object.fromEntries(
+              Object.entries(a.watchedPerRequest).map(([name, count]) => [
+                name,
+                Math.round(weighted(count, b.watchedPerRequest?.[name] ?? 0) * 1000) / 1000,
+              ]),
+            ),
+          }
+        : {}),
     },
   };
 }

@@ -10,6 +10,7 @@ import type { ScaleCheck } from './scale.js';
 import { SCALE_LIMIT } from './scale.js';
 import { SOAP_PREFIX, SOAP_TWINS, unloaded } from './scenarios.js';
 import { BENCH_DIR } from './servers.js';
+import { WATCHED } from './targets.js';
 
 const MB = 1024 * 1024;
 
@@ -135,7 +136,7 @@ export function gatewayLines(measurements: readonly Measurement[]): string {
   const lines = SOAP_TWINS.flatMap((name) => {
     const gateway = measurements.find((m) => m.scenario === name && m.target === 'gateway');
     const core = measurements.find((m) => m.scenario === `${SOAP_PREFIX}${name}` && m.target === 'core');
-    if (!gateway && !core) return [];
+    if (!gateway) return [];
     if (!gateway?.ok || !core?.ok)
       return [
         `FAIL  gateway ${name}: ${[gateway, core].find((m) => m && !m.ok) ? 'a measurement failed' : 'not measured'}`,
@@ -165,6 +166,116 @@ export function gatewayLines(measurements: readonly Measurement[]): string {
     ];
   });
   return lines.join('\n');
+}
+
+/** The issue's targets for the gateway's cost against the hand-written forwarder (issue 33). */
+export const GATEWAY_COST_LIMITS = { cpuRatio: 1.2, cpuRatioAuditOff: 1.0, addedLookupMs: 0.3 } as const;
+
+/** The lookup whose added latency has a target. */
+const LOOKUP = 'findBySSN';
+
+/** What one front (or the core alone) costs an operation in one run; CPU in µs per request. */
+export interface GatewayCostRow {
+  readonly operation: string;
+  readonly target: 'gateway' | 'forwarder' | 'core';
+  /** The target's own processes, all of them. */
+  readonly cpuUs: number;
+  /** The core's, during the front's run (the core alone: its own). */
+  readonly coreCpuUs?: number;
+  /** The PostgreSQL backends of the gateway's own database, during its run. */
+  readonly databaseCpuUs?: number;
+  /** Context switches of the target's main threads per request (its event loops' wake-ups). */
+  readonly wakeups?: number;
+  /** The core's, during the front's run (the core alone: its own). */
+  readonly coreWakeups?: number;
+  readonly requestsPerSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  /** Time of one request at one connection: 1 / req/s, which autocannon's whole milliseconds cannot show. */
+  readonly quietMs?: number;
+  /** That minus the core's own at one connection, for the same SOAP request. */
+  readonly addedMs?: number;
+}
+
+const microseconds = (ms: number | undefined) => (ms === undefined ? undefined : Math.round(ms * 1000));
+
+/**
+ * The gateway's, the forwarder's and the core's cost per SOAP twin operation in one run: CPU per request of
+ * each at the run's connections (with the core's CPU behind each front), and what each front adds to the
+ * core's time at one connection. Empty when neither front was measured.
+ */
+export function gatewayCost(measurements: readonly Measurement[]): GatewayCostRow[] {
+  const found = (scenario: string, target: string) => {
+    const m = measurements.find((other) => other.scenario === scenario && other.target === target);
+    return m?.ok ? m.result : undefined;
+  };
+  const quietMs = (scenario: string, target: string) => {
+    const rate = found(unloaded(scenario), target)?.requestsPerSecond;
+    return rate ? 1000 / rate : undefined;
+  };
+  return SOAP_TWINS.flatMap((operation) => {
+    const soap = `${SOAP_PREFIX}${operation}`;
+    const coreQuiet = quietMs(soap, 'core');
+    return (['gateway', 'forwarder', 'core'] as const).flatMap((target): GatewayCostRow[] => {
+      const scenario = target === 'core' ? soap : operation;
+      const result = found(scenario, target);
+      if (!result || (target === 'core' && !found(operation, 'gateway') && !found(operation, 'forwarder'))) return [];
+      const watched = result.watchedPerRequest ?? {};
+      const quiet = quietMs(scenario, target);
+      const coreCpuUs = microseconds(target === 'core' ? result.cpuMsPerRequest : watched[WATCHED.coreCpuMs]);
+      const databaseCpuUs = microseconds(watched[WATCHED.databaseCpuMs]);
+      const wakeups = result.contextSwitchesPerRequest;
+      const coreWakeups = target === 'core' ? wakeups : watched[WATCHED.coreContextSwitches];
+      return [
+        {
+          operation,
+          target,
+          cpuUs: microseconds(result.cpuMsPerRequest)!,
+          ...(coreCpuUs === undefined ? {} : { coreCpuUs }),
+          ...(databaseCpuUs === undefined ? {} : { databaseCpuUs }),
+          ...(wakeups === undefined ? {} : { wakeups }),
+          ...(coreWakeups === undefined ? {} : { coreWakeups }),
+          requestsPerSecond: Math.round(result.requestsPerSecond),
+          p50Ms: result.p50Ms,
+          p99Ms: result.p99Ms,
+          ...(quiet === undefined ? {} : { quietMs: quiet }),
+          ...(quiet === undefined || coreQuiet === undefined || target === 'core'
+            ? {}
+            : { addedMs: quiet - coreQuiet }),
+        },
+      ];
+    });
+  });
+}
+
+/**
+ * The gateway's cost against the forwarder's, per operation, with PASS/FAIL against the issue's targets (CPU
+ * per request ≤ 1.2× the forwarder's with everything on; ≤ 0.3 ms added to the lookup at one connection).
+ * Empty unless both were measured.
+ */
+export function gatewayCostLines(rows: readonly GatewayCostRow[]): string {
+  const verdict = (pass: boolean) => (pass ? 'PASS' : 'FAIL');
+  return SOAP_TWINS.flatMap((operation) => {
+    const row = (target: GatewayCostRow['target']) =>
+      rows.find((r) => r.operation === operation && r.target === target);
+    const [gateway, forwarder, core] = [row('gateway'), row('forwarder'), row('core')];
+    if (!gateway || !forwarder) return [];
+    const ratio = gateway.cpuUs / forwarder.cpuUs;
+    const behind = `core ${gateway.coreCpuUs ?? '?'} µs behind the gateway, ${forwarder.coreCpuUs ?? '?'} behind the forwarder, ${core?.coreCpuUs ?? '?'} alone`;
+    const database = gateway.databaseCpuUs === undefined ? '' : `; gateway database ${gateway.databaseCpuUs} µs`;
+    const lines = [
+      `${verdict(ratio <= GATEWAY_COST_LIMITS.cpuRatio)}  cost ${operation}: gateway ${gateway.cpuUs} µs CPU/request = ${ratio.toFixed(2)}× the forwarder's ${forwarder.cpuUs} (limit ${GATEWAY_COST_LIMITS.cpuRatio}×); ${behind}${database}`,
+    ];
+    if (gateway.addedMs !== undefined && forwarder.addedMs !== undefined && core?.quietMs !== undefined) {
+      const text = `cost ${operation} at 1 connection: gateway adds ${gateway.addedMs.toFixed(2)} ms, forwarder ${forwarder.addedMs.toFixed(2)} ms to the core's ${core.quietMs.toFixed(2)} ms`;
+      lines.push(
+        operation === LOOKUP
+          ? `${verdict(gateway.addedMs <= GATEWAY_COST_LIMITS.addedLookupMs)}  ${text} (limit ${GATEWAY_COST_LIMITS.addedLookupMs} ms)`
+          : `      ${text}`,
+      );
+    }
+    return lines;
+  }).join('\n');
 }
 
 /** Writes the results as bench/results/<ISO timestamp>.json; returns the file's path. */

@@ -3,6 +3,9 @@
  * Fastify ceiling, measures every scenario on every target, runs the scale checks, prints the results
  * and writes them to bench/results/<timestamp>.json. `npm run bench -- --help` lists the options.
  */
+import { existsSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import {
   dropRunCopies,
   passedSettings,
@@ -14,6 +17,7 @@ import {
   type Credentials,
   type Dataset,
 } from './datasets.js';
+import { profileLines, summarizeProfiles, writeWindows, type Windows } from './cpu-profile.js';
 import { warmUpSeconds } from './load.js';
 import { combined, measureScenario, type Measurement, type MeasurementSettings } from './measure.js';
 import {
@@ -25,14 +29,24 @@ import {
   type BenchOptions,
   type TargetWord,
 } from './options.js';
-import { gatewayLines, machineFacts, resultsTable, scaleCheckLines, writeResults } from './report.js';
+import {
+  gatewayCost,
+  gatewayCostLines,
+  gatewayLines,
+  machineFacts,
+  resultsTable,
+  scaleCheckLines,
+  writeResults,
+} from './report.js';
 import { lookupScaleCheck, pagingScaleCheck, SCALE_MEASUREMENTS, SMALL_ACCOUNTS, type ScaleCheck } from './scale.js';
 import { measuredOn, SCENARIOS, SOAP_PREFIX, type Scenario } from './scenarios.js';
-import { buildServers, installCleanup, stopAllChildren } from './servers.js';
+import { BENCH_DIR, buildServers, installCleanup, stopAllChildren } from './servers.js';
 import {
   ceilingTarget,
   coregateTarget,
-  gatewayTargets,
+  coreTarget,
+  forwarderTarget,
+  gatewayTarget,
   handwrittenTarget,
   prismTarget,
   startCeiling,
@@ -96,7 +110,7 @@ interface Datasets {
 async function prepareDatasets(options: BenchOptions, selection: Selection, notes: string[]): Promise<Datasets> {
   const { accounts, seed, reuse, databaseUrl } = options;
   const wants = (...ids: TargetWord[]) => ids.some((id) => selection.targets.includes(id));
-  const postgres = wants('pg', 'gateway', 'handwritten')
+  const postgres = wants('pg', 'gateway', 'forwarder', 'handwritten')
     ? await prepare(preparePostgres(databaseUrl, accounts, seed, reuse))
     : undefined;
   const pglite =
@@ -126,6 +140,7 @@ async function startTargets(
   options: BenchOptions,
   answerSizes: ReadonlyMap<string, number>,
   notes: string[],
+  profiles?: ReadonlyMap<'gateway' | 'forwarder', string>,
 ): Promise<Target[]> {
   const { workers } = options;
   const coregates = await Promise.all([
@@ -140,12 +155,20 @@ async function startTargets(
     }
     notes.push(`the hand-written anchor ran ${workers} process(es) on PostgreSQL, as coregate; 1 on PGlite`);
   }
-  if (datasets.postgres && selection.targets.includes('gateway')) {
+  const fronts = selection.targets.filter((id) => id === 'gateway' || id === 'forwarder');
+  if (datasets.postgres && fronts.length > 0) {
     const { dataset, credentials } = datasets.postgres;
-    const gateway = await prepareGateway(options.databaseUrl);
-    targets.push(...(await gatewayTargets(dataset, credentials, gateway, workers)));
+    const core = await coreTarget(dataset, credentials, workers);
+    targets.push(core);
+    const front = (id: 'gateway' | 'forwarder') => ({ workers, profileDir: profiles?.get(id) });
+    const gateway = fronts.includes('gateway')
+      ? await gatewayTarget(core, dataset, await prepareGateway(options.databaseUrl), front('gateway'))
+      : undefined;
+    if (gateway) targets.push(gateway);
+    // The forwarder's answers are checked against the gateway's, when it runs.
+    if (fronts.includes('forwarder')) targets.push(await forwarderTarget(core, front('forwarder'), gateway));
     notes.push(
-      `the gateway and its core each ran ${workers} process(es) on this machine, beside PostgreSQL and the load generator`,
+      `the ${fronts.join(' and the ')} and their core each ran ${workers} process(es) on this machine, beside PostgreSQL and the load generator`,
     );
   }
   const [lender] = coregates.filter((target): target is Target => target !== undefined);
@@ -164,9 +187,10 @@ async function startTargets(
 
 function summary(measurement: Measurement): string {
   if (!measurement.ok) return `FAILED\n${measurement.reason}`;
-  const { requestsPerSecond, p50Ms, p99Ms, non2xx, timeouts, socketErrors } = measurement.result;
+  const { requestsPerSecond, p50Ms, p99Ms, non2xx, timeouts, socketErrors, machineBusyCores } = measurement.result;
   const errors = non2xx + timeouts + socketErrors;
-  return `${requestsPerSecond.toFixed(0)} req/s, p50 ${p50Ms} ms, p99 ${p99Ms} ms${errors ? `, ${errors} errors` : ''}`;
+  const busy = machineBusyCores === undefined ? '' : `, machine busy ${machineBusyCores.toFixed(1)} cores`;
+  return `${requestsPerSecond.toFixed(0)} req/s, p50 ${p50Ms} ms, p99 ${p99Ms} ms${errors ? `, ${errors} errors` : ''}${busy}`;
 }
 
 /** A measurement to take: a scenario on a target (or its id alone), whole or one of its two halves. */
@@ -176,11 +200,15 @@ interface Run<T extends { readonly id: string } = Target> {
   readonly half?: 1 | 2;
 }
 
+/** Fronts of the core measured side by side: the gateway's cost is judged against the forwarder's. */
+const PAIRED_FRONTS = ['gateway', 'forwarder'] as const;
+
 /**
  * Each scenario on each target it is measured on, scenario by scenario. A SOAP twin and its JSON scenario
  * are measured on a target together, in halves and in the order JSON, SOAP, SOAP, JSON: the machine's
  * speed drifts within a run (a shared VM), and the ratio of the two then meets the same drift on both
- * sides; measured one after the other, a drift moved it by a third.
+ * sides; measured one after the other, a drift moved it by a third. The gateway and the forwarder are
+ * measured on a scenario together the same way (gateway, forwarder, forwarder, gateway).
  */
 function measurementOrder<T extends { readonly id: string }>(
   targets: readonly T[],
@@ -200,11 +228,22 @@ function measurementOrder<T extends { readonly id: string }>(
     const twin = scenarios.find((other) => other.name === `${SOAP_PREFIX}${scenario.name}`);
     for (const target of targets) {
       if (!measures(scenario, target)) continue;
+      const partner =
+        target.id === PAIRED_FRONTS[0]
+          ? targets.find((other) => other.id === PAIRED_FRONTS[1] && measures(scenario, other))
+          : undefined;
       if (twin && measures(twin, target)) {
         add(
           { scenario, target, half: 1 },
           { scenario: twin, target, half: 1 },
           { scenario: twin, target, half: 2 },
+          { scenario, target, half: 2 },
+        );
+      } else if (partner) {
+        add(
+          { scenario, target, half: 1 },
+          { scenario, target: partner, half: 1 },
+          { scenario, target: partner, half: 2 },
           { scenario, target, half: 2 },
         );
       } else add({ scenario, target });
@@ -236,7 +275,8 @@ async function measureAll(
       }
     }
   };
-  // A twin's second half ends before its JSON scenario's; it is reported after it.
+  // A twin's second half ends before its JSON scenario's; it is reported after it. Of paired fronts, the
+  // forwarder's second half ends first, and is reported first.
   let twinDone: Measurement | undefined;
   for (const { scenario, target, half } of runs) {
     const key = `${scenario.name}|${target.id}`;
@@ -282,6 +322,8 @@ function describeDataset(prepared: Prepared | undefined) {
 
 interface Outcome {
   readonly startedAt: Date;
+  /** The machine's load averages (1, 5, 15 min) when the run started: other work shares its cores. */
+  readonly loadAtStart: readonly number[];
   readonly options: BenchOptions;
   readonly postgres: string;
   readonly datasets: Datasets;
@@ -292,7 +334,8 @@ interface Outcome {
 
 /** Prints the table, the scale checks and the notes, and writes the results file. */
 function report(outcome: Outcome): void {
-  const { startedAt, options, datasets, measurements, scaleChecks, notes } = outcome;
+  const { startedAt, loadAtStart, options, datasets, measurements, scaleChecks, notes } = outcome;
+  const loadAtEnd = loadavg();
   if (measurements.length > 0) {
     console.log(`\n${resultsTable(measurements)}`);
     console.log(
@@ -302,19 +345,26 @@ function report(outcome: Outcome): void {
   if (scaleChecks.length > 0) console.log(`\n${scaleCheckLines(scaleChecks)}`);
   const gateway = gatewayLines(measurements);
   if (gateway) console.log(`\n${gateway}`);
+  const cost = gatewayCostLines(gatewayCost(measurements));
+  if (cost) console.log(`\n${cost}`);
   for (const note of notes) console.log(`note: ${note}`);
+  const loads = (load: readonly number[]) => load.map((value) => value.toFixed(2)).join(' ');
+  console.log(`load average (1, 5, 15 min): ${loads(loadAtStart)} at the start, ${loads(loadAtEnd)} at the end`);
   const file = writeResults(startedAt, {
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
     machine: machineFacts(outcome.postgres),
+    loadAverage: { atStart: loadAtStart, atEnd: loadAtEnd },
     settings: {
       accounts: options.accounts,
       seed: options.seed,
       duration: options.duration,
       connections: options.connections,
+      rate: options.rate,
       workers: options.workers,
       only: options.only,
       reuse: options.reuse,
+      profile: options.profile,
       passedSettings: passedSettings(),
     },
     datasets: {
@@ -329,20 +379,55 @@ function report(outcome: Outcome): void {
   console.log(`\nResults written to ${file}`);
 }
 
+/**
+ * Where a profiled front's CPU went while it was measured: over all its scenarios, then each scenario apart
+ * (its windows are noted in the profile directory, for `bench/cpu-profile.ts` to summarize again).
+ */
+function printProfiles(id: string, directory: string, measurements: readonly Measurement[]): void {
+  if (!existsSync(directory)) return;
+  const windows: Record<string, Windows> = {};
+  for (const m of measurements) if (m.ok && m.target === id) windows[m.scenario] = m.result.windowsUs ?? [];
+  writeWindows(directory, windows);
+  console.log(
+    `\n${profileLines(`CPU profile of the ${id}, all scenarios (${directory})`, summarizeProfiles(directory, Object.values(windows).flat()))}`,
+  );
+  for (const [scenario, spans] of Object.entries(windows)) {
+    console.log(`\n${profileLines(`CPU profile of the ${id}, ${scenario}`, summarizeProfiles(directory, spans), 15)}`);
+  }
+}
+
+/** Where `--profile` has the gateway's and the forwarder's processes write their CPU profiles. */
+function profileDirectories(startedAt: Date): Map<'gateway' | 'forwarder', string> {
+  const root = join(BENCH_DIR, '.data', 'profiles', startedAt.toISOString().replace(/[:.]/g, '-'));
+  return new Map([
+    ['gateway', join(root, 'gateway')],
+    ['forwarder', join(root, 'forwarder')],
+  ]);
+}
+
 async function run(options: BenchOptions): Promise<void> {
   const startedAt = new Date();
+  const loadAtStart = loadavg();
   const selection = select(options);
-  const settings = { seconds: options.duration, connections: options.connections };
+  const settings = {
+    seconds: options.duration,
+    connections: options.connections,
+    ...(options.rate === undefined ? {} : { rate: options.rate }),
+  };
   const notes = [
     "RSS is the server's whole process tree (with cluster workers); PostgreSQL's processes are not counted",
   ];
-  const measured = selection.targets.flatMap((id) =>
-    id === 'gateway'
-      ? ['gateway', 'core']
-      : id === 'handwritten'
-        ? ['handwritten-pg', ...(options.skipPglite ? [] : ['handwritten-pglite'])]
-        : [id],
-  );
+  const measured = [
+    ...new Set(
+      selection.targets.flatMap((id) =>
+        id === 'gateway' || id === 'forwarder'
+          ? [id, 'core']
+          : id === 'handwritten'
+            ? ['handwritten-pg', ...(options.skipPglite ? [] : ['handwritten-pglite'])]
+            : [id],
+      ),
+    ),
+  ];
   // The order measureAll takes, halves (each with its own warm-up) included, then the scale checks.
   const whole = options.duration + warmUpSeconds(options.duration);
   const half = Math.ceil(options.duration / 2);
@@ -361,12 +446,15 @@ async function run(options: BenchOptions): Promise<void> {
   await buildServers();
   const datasets = await prepareDatasets(options, selection, notes);
   const answerSizes = new Map<string, number>();
-  const targets = await startTargets(selection, datasets, options, answerSizes, notes);
+  const profiles = options.profile ? profileDirectories(startedAt) : undefined;
+  const targets = await startTargets(selection, datasets, options, answerSizes, notes, profiles);
   const measurements = await measureAll(targets, selection.scenarios, settings, answerSizes);
   const pg = targets.find((target) => target.id === 'pg');
   const scaleChecks = selection.scaleChecks && pg ? await runScaleChecks(pg, datasets, options.workers, settings) : [];
+  // The profiled processes write their profiles as they exit.
   await stopAllChildren();
-  report({ startedAt, options, postgres, datasets, measurements, scaleChecks, notes });
+  report({ startedAt, loadAtStart, options, postgres, datasets, measurements, scaleChecks, notes });
+  for (const [id, directory] of profiles ?? []) printProfiles(id, directory, measurements);
 }
 
 async function main(argv: readonly string[]): Promise<number> {

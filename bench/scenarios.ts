@@ -14,6 +14,8 @@ export interface PreparedRequest {
   readonly body: string;
   /** Checks coregate's answer (Prism answers with examples, the ceiling with padding). */
   readonly isRight: (answer: unknown) => boolean;
+  /** Headers of this request alone, over the operation's and the target's (an Idempotency-Key). */
+  readonly headers?: Headers;
 }
 
 export interface Operation {
@@ -337,6 +339,20 @@ function shareUpdate(family: 'persistent' | '2022.01', password: string, account
   };
 }
 
+/** Idempotency-Keys handed out in this run, across targets: a key is never sent with two bodies. */
+let keysSent = 0;
+
+/**
+ * An update sent with an Idempotency-Key, a new one on every request (as a client sends one per update it
+ * means to apply once): what the gateway and the forwarder are sent, the gateway to keep its keyed path.
+ */
+export function keyedUpdate(update: Operation): Operation {
+  return {
+    ...update,
+    next: () => ({ ...update.next(), headers: { 'idempotency-key': `bench-${RUN_ID}-${(keysSent += 1)}` } }),
+  };
+}
+
 /** The first page request of each list the walk follows. */
 export interface WalkStart {
   readonly collateralNumber: string;
@@ -481,9 +497,14 @@ export const SCENARIOS: readonly Scenario[] = [
       : []),
   ]),
   { name: 'mix', parts: Object.entries(MIX).map(([operation, weight]) => ({ operation, weight })) },
-  // What the gateway adds to a call when nothing queues: the gateway and its core, one request at a time.
+  // What the gateway (and the forwarder) add to a call when nothing queues: each and the core, one request at a time.
   ...SOAP_TWINS.flatMap((name) => [
-    { name: unloaded(name), parts: [{ operation: name, weight: 1 }], connections: 1, targets: ['gateway'] },
+    {
+      name: unloaded(name),
+      parts: [{ operation: name, weight: 1 }],
+      connections: 1,
+      targets: ['gateway', 'forwarder'],
+    },
     {
       name: unloaded(`${SOAP_PREFIX}${name}`),
       parts: [{ operation: `${SOAP_PREFIX}${name}`, weight: 1 }],
@@ -498,13 +519,14 @@ export const HANDWRITTEN = ['findBySSN', 'getCollateralSelectFields'] as const;
 
 /**
  * Whether a scenario is measured on a target: the targets it names, if it names any; the hand-written
- * anchors only on the operations they serve; the gateway and its core only on the SOAP twins' operations
- * (the gateway the JSON requests, its core the envelopes); Prism and the ceiling on the JSON scenarios.
+ * anchors only on the operations they serve; the gateway, the forwarder and their core only on the SOAP
+ * twins' operations (the gateway and the forwarder the JSON requests, the core the envelopes); Prism and the
+ * ceiling on the JSON scenarios.
  */
 export function measuredOn(scenario: Scenario, target: string): boolean {
   if (scenario.targets) return scenario.targets.includes(target);
   if (target.startsWith('handwritten')) return (HANDWRITTEN as readonly string[]).includes(scenario.name);
-  if (target === 'gateway') return (SOAP_TWINS as readonly string[]).includes(scenario.name);
+  if (target === 'gateway' || target === 'forwarder') return (SOAP_TWINS as readonly string[]).includes(scenario.name);
   if (target === 'core') return SOAP_TWINS.some((name) => scenario.name === `${SOAP_PREFIX}${name}`);
   // Prism mocks the JSON API's OpenAPI document, and the ceiling answers JSON: neither has a SOAP face.
   if (target === 'prism' || target === 'ceiling') return !scenario.name.startsWith(SOAP_PREFIX);

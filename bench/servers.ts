@@ -22,7 +22,7 @@ export const COREGATE = { command: process.execPath, args: [...start.flags, star
 /** The environment settings of `npm start` (glibc's malloc arenas), given to every server the bench starts. */
 const START_ENV = start.env;
 
-/** Where the bench's own servers (the ceiling, the hand-written anchor) are compiled to. */
+/** Where the bench's own servers (the ceiling, the hand-written anchor and forwarder) are compiled to. */
 const BENCH_BUILD_DIR = join(REPO_ROOT, 'node_modules', '.cache', 'coregate-bench');
 
 /**
@@ -33,19 +33,25 @@ const BENCH_BUILD_DIR = join(REPO_ROOT, 'node_modules', '.cache', 'coregate-benc
 export async function buildServers(): Promise<void> {
   await runCommand(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], process.env);
   await build({
-    entryPoints: { ceiling: join(BENCH_DIR, 'ceiling.ts'), handwritten: join(BENCH_DIR, 'handwritten.ts') },
+    entryPoints: {
+      ceiling: join(BENCH_DIR, 'ceiling.ts'),
+      handwritten: join(BENCH_DIR, 'handwritten.ts'),
+      forwarder: join(BENCH_DIR, 'forwarder.ts'),
+    },
     outdir: BENCH_BUILD_DIR,
     bundle: true,
     format: 'esm',
     platform: 'node',
     target: 'node20',
     packages: 'external',
+    // For the CPU profiles of `--profile` (bench/cpu-profile.ts maps their frames back to the sources).
+    sourcemap: true,
     logLevel: 'warning',
   });
 }
 
-/** The command line of a compiled bench server (`ceiling`, `handwritten`), with `npm start`'s Node.js flags. */
-export function benchServer(name: 'ceiling' | 'handwritten', args: readonly string[] = []) {
+/** The command line of a compiled bench server, with `npm start`'s Node.js flags. */
+export function benchServer(name: 'ceiling' | 'handwritten' | 'forwarder', args: readonly string[] = []) {
   return { command: process.execPath, args: [...start.flags, join(BENCH_BUILD_DIR, `${name}.js`), ...args] };
 }
 
@@ -291,6 +297,35 @@ export function sampleCpu(pid: number): { stop(): number } {
   return {
     stop: () => processTree(pid).reduce((total, member) => total + processCpuMs(member) - (before.get(member) ?? 0), 0),
   };
+}
+
+/** Context switches of a process's main thread so far (its event loop's waits and preemptions); 0 once it is gone. */
+function contextSwitches(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const count = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+    return count('voluntary_ctxt_switches') + count('nonvoluntary_ctxt_switches');
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Counts the context switches of the main threads of a process tree from now until `stop`: how often its
+ * event loops slept and woke (or were preempted), which costs CPU of its own on a virtual machine.
+ */
+export function sampleContextSwitches(pid: number): { stop(): number } {
+  const before = new Map(processTree(pid).map((member) => [member, contextSwitches(member)]));
+  return {
+    stop: () =>
+      processTree(pid).reduce((total, member) => total + contextSwitches(member) - (before.get(member) ?? 0), 0),
+  };
+}
+
+/** Measures the CPU time some processes (not their children) use from now until `stop`, in ms. */
+export function sampleCpuOf(pids: readonly number[]): { stop(): number } {
+  const before = pids.map(processCpuMs);
+  return { stop: () => pids.reduce((total, pid, i) => total + Math.max(0, processCpuMs(pid) - before[i]!), 0) };
 }
 
 const RSS_SAMPLE_MS = 500;

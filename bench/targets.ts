@@ -3,24 +3,38 @@
  * judged: coregate on PostgreSQL and on PGlite, Prism mocking coregate's own OpenAPI document, and the
  * bare Fastify ceiling answering bodies of the size coregate answers.
  */
+import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import pg from 'pg';
 import type { TargetId } from './options.js';
 import type { Credentials, Dataset } from './datasets.js';
-import { parseAnswer, post, type Answer, type Headers } from './load.js';
+import { parseAnswer, post, type Answer, type Headers, type Watch } from './load.js';
 import {
   WALK_OPERATION,
   WALK_PATH,
   buildOperations,
   cyclingOperation,
+  keyedUpdate,
   nextPageBody,
   valueAt,
   type Operation,
   type PreparedRequest,
   type WalkStart,
 } from './scenarios.js';
-import { BENCH_DIR, benchServer, COREGATE, freePort, startServer, type Server } from './servers.js';
+import {
+  BENCH_DIR,
+  benchServer,
+  COREGATE,
+  freePort,
+  sampleContextSwitches,
+  sampleCpu,
+  sampleCpuOf,
+  startServer,
+  type Server,
+} from './servers.js';
 
 export interface Target {
   readonly id: TargetId;
@@ -32,7 +46,13 @@ export interface Target {
   /** Where an operation's requests go on this target, or why they cannot be sent. */
   path(operation: Operation): string | { readonly unavailable: string };
   /** What is wrong with an answer, or undefined when it is right. */
-  judge(operation: Operation, request: PreparedRequest, answer: Answer): string | undefined;
+  judge(
+    operation: Operation,
+    request: PreparedRequest,
+    answer: Answer,
+  ): string | undefined | Promise<string | undefined>;
+  /** Other processes its runs measure too (the core behind a gateway). */
+  readonly watches?: readonly Watch[];
 }
 
 /** A target's label in tables and results. */
@@ -43,6 +63,7 @@ const TARGET_LABELS: Readonly<Record<TargetId, string>> = {
   ceiling: 'Fastify ceiling',
   core: 'SymXchange core',
   gateway: 'coregate gateway',
+  forwarder: 'hand-written forwarder',
   'handwritten-pg': 'hand-written/PostgreSQL',
   'handwritten-pglite': 'hand-written/PGlite',
 };
@@ -52,9 +73,20 @@ const jsonHeaders = (token: string): Headers => ({
   authorization: `Bearer ${token}`,
 });
 
-/** Starts `coregate serve` on a dataset; `workers` above 1 adds --workers. */
-export async function startCoregate(name: string, dataset: Dataset, workers: number): Promise<Server> {
-  const args = [...COREGATE.args, 'serve', '--no-demo', ...(workers > 1 ? ['--workers', String(workers)] : [])];
+/** Starts `coregate serve` on a dataset; `workers` above 1 adds --workers; `nodeFlags` go before the others. */
+export async function startCoregate(
+  name: string,
+  dataset: Dataset,
+  workers: number,
+  nodeFlags: readonly string[] = [],
+): Promise<Server> {
+  const args = [
+    ...nodeFlags,
+    ...COREGATE.args,
+    'serve',
+    '--no-demo',
+    ...(workers > 1 ? ['--workers', String(workers)] : []),
+  ];
   const port = await freePort();
   // The banner comes once every worker listens.
   const readyLine = /coregate is serving/;
@@ -208,47 +240,163 @@ export function ceilingTarget(server: Server, borrowed: Target, answerSizes: Rea
   };
 }
 
+/** The core's operations: one set for the core, the gateway and the forwarder, so the updates go on writing. */
+export interface CoreTarget extends Target {
+  readonly id: 'core';
+}
+
 /**
- * The gateway and its core: coregate serving the PostgreSQL dataset's SymXchange face as a core does (body
- * credentials alone, `COREGATE_SOAP_AUTH=credentials`), and coregate in gateway mode in front of it, on a
- * database of its own (its tokens and audit trail). The gateway is sent the JSON requests of the SOAP
- * twins' operations, the core the twins' envelopes: what the gateway calls, measured alone.
+ * The SymXchange core of the gateway and the forwarder: coregate serving the PostgreSQL dataset's SymXchange
+ * face as a core does (body credentials alone, `COREGATE_SOAP_AUTH=credentials`). It is sent the SOAP twins'
+ * envelopes: what the gateway and the forwarder call, measured alone.
  */
-export async function gatewayTargets(
-  dataset: Dataset,
-  credentials: Credentials,
-  gateway: { readonly env: NodeJS.ProcessEnv; readonly token: (coreUrl: string) => Promise<string> },
-  workers: number,
-): Promise<[Target, Target]> {
+export async function coreTarget(dataset: Dataset, credentials: Credentials, workers: number): Promise<CoreTarget> {
   const core = await startCoregate(
     'SymXchange core',
     { ...dataset, env: { ...dataset.env, COREGATE_SOAP_AUTH: 'credentials' } },
     workers,
   );
-  const env = { ...gateway.env, COREGATE_CORE: 'symxchange', COREGATE_SYMXCHANGE_URL: core.url };
-  const token = await gateway.token(core.url);
-  const gatewayServer = await startCoregate('coregate gateway', { ...dataset, env }, workers);
   const { operations } = buildOperations(dataset.seed, dataset.accounts, credentials.adminPassword);
-  return [
-    {
-      id: 'core',
-      label: TARGET_LABELS.core,
-      server: core,
-      headers: {},
-      operations,
-      path: (operation) => operation.path,
-      judge: judgeCoregate,
+  return {
+    id: 'core',
+    label: TARGET_LABELS.core,
+    server: core,
+    headers: {},
+    operations,
+    path: (operation) => operation.path,
+    judge: judgeCoregate,
+  };
+}
+
+/** The core's JSON operations as a front of it is sent them: the share update with an Idempotency-Key. */
+function frontOperations(core: CoreTarget): Map<string, Operation> {
+  const operations = new Map(core.operations);
+  const update = 'updateShareByID/persistent';
+  operations.set(update, keyedUpdate(core.operations.get(update)!));
+  return operations;
+}
+
+/** Names of the counts a front's runs take of other processes (`watchedPerRequest`). */
+export const WATCHED = {
+  coreCpuMs: 'core CPU ms',
+  coreContextSwitches: 'core context switches',
+  databaseCpuMs: 'gateway database CPU ms',
+} as const;
+
+/** The CPU and the context switches of the core's processes, measured with a front's runs. */
+const coreWatches = (core: CoreTarget): Watch[] => [
+  { name: WATCHED.coreCpuMs, start: async () => sampleCpu(core.server.pid) },
+  { name: WATCHED.coreContextSwitches, start: async () => sampleContextSwitches(core.server.pid) },
+];
+
+/**
+ * The CPU of the PostgreSQL backends connected to a database when a run starts (its pools are full after the
+ * warm-up): what a gateway's tokens, audit trail and idempotency keys cost the database server.
+ */
+function databaseWatch(databaseUrl: string): Watch {
+  return {
+    name: WATCHED.databaseCpuMs,
+    async start() {
+      const client = new pg.Client({ connectionString: databaseUrl });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ pid: number }>(
+          'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+        );
+        return sampleCpuOf(rows.map((row) => row.pid));
+      } finally {
+        await client.end();
+      }
     },
-    {
-      id: 'gateway',
-      label: TARGET_LABELS.gateway,
-      server: gatewayServer,
-      headers: jsonHeaders(token),
-      operations,
-      path: (operation) => operation.path,
-      judge: judgeCoregate,
-    },
-  ];
+  };
+}
+
+/** How a front of the core runs: its process count, and where its processes write CPU profiles, if they do. */
+export interface FrontOptions {
+  readonly workers: number;
+  readonly profileDir?: string;
+}
+
+/** The Node.js flags of a profiled server: every process writes its profile to `directory` as it exits. */
+const profileFlags = (directory: string | undefined) =>
+  directory ? ['--cpu-prof', `--cpu-prof-dir=${directory}`] : [];
+
+/**
+ * coregate in gateway mode in front of the core, on a database of its own (its tokens, audit trail and
+ * idempotency keys), with authentication, validation, audit and idempotency as they are by default. It is
+ * sent the JSON requests of the SOAP twins' operations (the update with an Idempotency-Key); its runs also
+ * measure the core's CPU and its database's.
+ */
+export async function gatewayTarget(
+  core: CoreTarget,
+  dataset: Dataset,
+  gateway: { readonly env: NodeJS.ProcessEnv; readonly token: (coreUrl: string) => Promise<string> },
+  { workers, profileDir }: FrontOptions,
+): Promise<Target> {
+  const env = { ...gateway.env, COREGATE_CORE: 'symxchange', COREGATE_SYMXCHANGE_URL: core.server.url };
+  const token = await gateway.token(core.server.url);
+  const server = await startCoregate('coregate gateway', { ...dataset, env }, workers, profileFlags(profileDir));
+  const databaseUrl = gateway.env.DATABASE_URL;
+  return {
+    id: 'gateway',
+    label: TARGET_LABELS.gateway,
+    server,
+    headers: jsonHeaders(token),
+    operations: frontOperations(core),
+    path: (operation) => operation.path,
+    judge: judgeCoregate,
+    watches: [...coreWatches(core), ...(databaseUrl ? [databaseWatch(databaseUrl)] : [])],
+  };
+}
+
+/**
+ * The hand-written forwarder (bench/forwarder.ts, compiled) in front of the same core, with the gateway's
+ * process count and a token of its own. It is sent the gateway's requests and judged as coregate is, and its
+ * answers must equal the gateway's (`sameAs`); its runs also measure the core's CPU.
+ */
+export async function forwarderTarget(
+  core: CoreTarget,
+  { workers, profileDir }: FrontOptions,
+  sameAs?: Target,
+): Promise<Target> {
+  const token = randomBytes(24).toString('base64url');
+  const { command, args } = benchServer('forwarder', ['--workers', String(workers)]);
+  const server = await startServer({
+    name: TARGET_LABELS.forwarder,
+    command,
+    args: [...profileFlags(profileDir), ...args],
+    env: { ...process.env, FORWARDER_CORE_URL: core.server.url, FORWARDER_TOKEN: token },
+    port: await freePort(),
+    readyPath: '/ready',
+  });
+  return {
+    id: 'forwarder',
+    label: TARGET_LABELS.forwarder,
+    server,
+    headers: jsonHeaders(token),
+    operations: frontOperations(core),
+    path: (operation) => operation.path,
+    judge: sameAs ? answersAs(sameAs) : judgeCoregate,
+    watches: coreWatches(core),
+  };
+}
+
+/**
+ * A judge that also asks `other` the same request (with `other`'s token and this request's headers, an
+ * update's Idempotency-Key too) and wants the same JSON back, property for property: a forwarder answering
+ * what the gateway answers. An update sent again sets the value it has just set, and answers as the first.
+ */
+function answersAs(other: Target) {
+  return async (operation: Operation, request: PreparedRequest, answer: Answer) => {
+    const wrong = judgeCoregate(operation, request, answer);
+    if (wrong) return wrong;
+    const headers = { ...other.headers, ...operation.headers, ...request.headers };
+    const expected = await post(other.server.url, operation.path, headers, request.body);
+    if (expected.status !== 200) return `${other.label} answered HTTP ${expected.status} to the same request`;
+    return isDeepStrictEqual(parseAnswer(answer), parseAnswer(expected))
+      ? undefined
+      : `the answer differs from ${other.label}'s: ${expected.text.slice(0, 400)}`;
+  };
 }
 
 /**

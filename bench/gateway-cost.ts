@@ -1,0 +1,143 @@
+/**
+ * The gateway's cost over several bench runs (issue 33, "The gateway's cost, measured"): each number of
+ * `gatewayCost` as the median across the results files given, the gateway-to-forwarder ratios as the median of
+ * each run's own ratio (both fronts of a run met the same machine), the verdicts against the targets, and the
+ * machine's load in each run. Prints Markdown, as docs/gateway-cost.md shows it.
+ *
+ * Run: node --import tsx bench/gateway-cost.ts bench/results/<run 1>.json bench/results/<run 2>.json …
+ */
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import type { Measurement } from './measure.js';
+import { GATEWAY_COST_LIMITS, gatewayCost, type GatewayCostRow } from './report.js';
+import { SOAP_TWINS } from './scenarios.js';
+
+interface RunFile {
+  readonly file: string;
+  readonly settings?: { readonly rate?: number; readonly duration?: number; readonly connections?: number };
+  readonly loadAverage?: { readonly atStart: readonly number[]; readonly atEnd: readonly number[] };
+  readonly measurements: readonly Measurement[];
+}
+
+const median = (values: readonly number[]): number | undefined => {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+const shown = (value: number | undefined, digits = 0) => (value === undefined ? '–' : value.toFixed(digits));
+
+type Numbers = Exclude<keyof GatewayCostRow, 'operation' | 'target'>;
+
+/** The median of one number of one row across the runs. */
+function medianOf(runs: readonly GatewayCostRow[][], operation: string, target: string, key: Numbers) {
+  return median(
+    runs.flatMap((rows) => {
+      const value = rows.find((row) => row.operation === operation && row.target === target)?.[key];
+      return value === undefined ? [] : [value];
+    }),
+  );
+}
+
+/** The median across runs of a run's own gateway-to-forwarder quotient or difference. */
+function pairedMedian(
+  runs: readonly GatewayCostRow[][],
+  operation: string,
+  pair: (gateway: GatewayCostRow, forwarder: GatewayCostRow) => number | undefined,
+) {
+  return median(
+    runs.flatMap((rows) => {
+      const [gateway, forwarder] = (['gateway', 'forwarder'] as const).map((target) =>
+        rows.find((row) => row.operation === operation && row.target === target),
+      );
+      const value = gateway && forwarder ? pair(gateway, forwarder) : undefined;
+      return value === undefined ? [] : [value];
+    }),
+  );
+}
+
+/** The Markdown of the runs' medians, a section for the runs as fast as each target answers and one per pace. */
+export function gatewayCostReport(files: readonly RunFile[]): string {
+  const paces = [...new Set(files.map((run) => run.settings?.rate))].sort((a, b) => (a ?? 0) - (b ?? 0));
+  return paces
+    .map((rate) => {
+      const heading =
+        rate === undefined
+          ? '### As fast as each target answers'
+          : `### Paced at ${rate} requests/s (runs at one connection unpaced)`;
+      return `${heading}\n\n${paceReport(files.filter((run) => run.settings?.rate === rate))}`;
+    })
+    .join('\n\n');
+}
+
+/** The medians of runs with the same settings. */
+function paceReport(files: readonly RunFile[]): string {
+  const rate = files[0]?.settings?.rate;
+  const runs = files.map((run) => gatewayCost(run.measurements));
+  const busy = (run: RunFile) =>
+    median(
+      run.measurements.flatMap((m) =>
+        m.ok && m.result.machineBusyCores !== undefined && ['gateway', 'forwarder'].includes(m.target)
+          ? [m.result.machineBusyCores]
+          : [],
+      ),
+    );
+  const lines = [
+    `Medians of ${files.length} run(s).`,
+    '',
+    '| operation | target | CPU µs/req | core CPU µs/req | gateway DB µs/req | wake-ups/req | core wake-ups/req | req/s | p50 ms | p99 ms | ms/req at 1 conn | added ms at 1 conn |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const operation of SOAP_TWINS) {
+    for (const target of ['gateway', 'forwarder', 'core'] as const) {
+      const of = (key: Numbers) => medianOf(runs, operation, target, key);
+      if (of('cpuUs') === undefined) continue;
+      // A paced run the target could not keep up with measured it saturated.
+      const saturated = rate !== undefined && (of('requestsPerSecond') ?? 0) < rate * 0.95 ? ' (saturated)' : '';
+      lines.push(
+        `| ${operation} | ${target} | ${shown(of('cpuUs'))} | ${shown(of('coreCpuUs'))} | ${shown(of('databaseCpuUs'))} | ` +
+          `${shown(of('wakeups'), 1)} | ${shown(of('coreWakeups'), 1)} | ` +
+          `${shown(of('requestsPerSecond'))}${saturated} | ${shown(of('p50Ms'))} | ${shown(of('p99Ms'))} | ` +
+          `${shown(of('quietMs'), 2)} | ${shown(of('addedMs'), 2)} |`,
+      );
+    }
+  }
+  lines.push('', '| operation | gateway CPU / forwarder CPU | target | gateway adds at 1 conn | target |');
+  lines.push('| --- | ---: | --- | ---: | --- |');
+  for (const operation of SOAP_TWINS) {
+    const ratio = pairedMedian(runs, operation, (g, f) => g.cpuUs / f.cpuUs);
+    const added = medianOf(runs, operation, 'gateway', 'addedMs');
+    if (ratio === undefined) continue;
+    const met = (pass: boolean) => (pass ? 'met' : 'not met');
+    const latencyTarget =
+      operation === 'findBySSN'
+        ? `≤ ${GATEWAY_COST_LIMITS.addedLookupMs} ms: ${met(added !== undefined && added <= GATEWAY_COST_LIMITS.addedLookupMs)}`
+        : '–';
+    lines.push(
+      `| ${operation} | ${ratio.toFixed(2)}× | ≤ ${GATEWAY_COST_LIMITS.cpuRatio}×: ${met(ratio <= GATEWAY_COST_LIMITS.cpuRatio)} | ` +
+        `${shown(added, 2)} ms | ${latencyTarget} |`,
+    );
+  }
+  lines.push('', '| run | load average at start (1/5/15 min) | at end | machine busy cores while the fronts ran |');
+  lines.push('| --- | --- | --- | ---: |');
+  for (const run of files) {
+    const load = (values: readonly number[] | undefined) => values?.map((v) => v.toFixed(1)).join(' / ') ?? '–';
+    lines.push(
+      `| ${basename(run.file)} | ${load(run.loadAverage?.atStart)} | ${load(run.loadAverage?.atEnd)} | ${shown(busy(run), 2)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+const files = process.argv.slice(2);
+if (files.length === 0) {
+  console.error('Usage: node --import tsx bench/gateway-cost.ts bench/results/<run>.json …');
+  process.exitCode = 2;
+} else {
+  console.log(
+    gatewayCostReport(
+      files.map((file) => ({ file, ...(JSON.parse(readFileSync(file, 'utf8')) as Omit<RunFile, 'file'>) })),
+    ),
+  );
+}
