@@ -52,7 +52,7 @@ async function child(mode: Mode, root: string, requests: number): Promise<void> 
   if (mode === 'on' || mode === 'unsampled')
     await (await load<typeof import('../src/telemetry/sdk.js')>('src/telemetry/sdk.ts')).startTracing(config.tracing);
   const store = await database.openDatabase({});
-  await migrate(store.db);
+  await migrate(store.db, store.kind);
   const secrets = secretsFromMaster(randomBytes(32));
   await seed.seedDatabase(store, secrets, { accounts: ACCOUNTS, seed: SEED });
   await access.settings.set(store.db, access.SETTING.adminPasswordHash, await hashPassword(PASSWORD));
@@ -61,6 +61,7 @@ async function child(mode: Mode, root: string, requests: number): Promise<void> 
   // A logger writing every line, to nowhere: the request line (and its trace ids, on) is part of the cost.
   const app = await buildApp({
     db: store.db,
+    databaseKind: store.kind,
     secrets,
     config,
     logger: { level: 'info', stream: { write: () => undefined } },

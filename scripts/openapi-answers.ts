@@ -126,11 +126,12 @@ export function sameAnswer(recorded: unknown, actual: unknown): boolean {
 async function recordAnswers(): Promise<Record<string, unknown>> {
   const database = await openDatabase({});
   try {
-    await migrate(database.db);
+    await migrate(database.db, database.kind);
     const secrets = secretsFromMaster(randomBytes(32));
     const { adminPassword, userPassword, token } = await seedDemo(database, secrets);
     const app = await buildApp({
       db: database.db,
+      databaseKind: database.kind,
       secrets,
       config: loadConfig({}),
       demoAdminPassword: adminPassword,

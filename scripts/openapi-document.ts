@@ -19,9 +19,10 @@ import { migrate } from '../src/database/migrations.js';
 export async function openApiDocument(): Promise<OpenApiDocument> {
   const database = await openDatabase({});
   try {
-    await migrate(database.db);
+    await migrate(database.db, database.kind);
     const app = await buildApp({
       db: database.db,
+      databaseKind: database.kind,
       secrets: secretsFromMaster(randomBytes(32)),
       config: loadConfig({}),
     });

@@ -80,6 +80,15 @@ export interface Config {
   readonly auditFlushMs: number;
   /** Audit events held in memory at most while the database cannot take them; beyond it the oldest are dropped (and counted in the log). */
   readonly auditBufferMax: number;
+  /**
+   * Whether calls are audited at all (`COREGATE_AUDIT=off` keeps no trail: for measuring and throwaway
+   * sandboxes, never for a service in front of members' data).
+   */
+  readonly auditEnabled: boolean;
+  /** Days an audit event is kept at least (a day's events are retired together); 0 keeps them forever. */
+  readonly auditRetentionDays: number;
+  /** Where retired audit events are written as NDJSON before they are dropped; none: they are dropped. */
+  readonly auditExportDir?: string;
   /** A client must send its whole header block within this time (slowloris), and its whole request within `requestTimeoutMs`. */
   readonly headersTimeoutMs: number;
   readonly requestTimeoutMs: number;
@@ -440,6 +449,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseStartTimeoutS: integer(env, 'COREGATE_DB_START_TIMEOUT_S', 60, 0, 86_400),
     auditFlushMs: integer(env, 'COREGATE_AUDIT_FLUSH_MS', 200, 0, 60_000),
     auditBufferMax: integer(env, 'COREGATE_AUDIT_BUFFER_MAX', 100_000, 100, 10_000_000),
+    auditEnabled: oneOf(env, 'COREGATE_AUDIT', ['on', 'off'], 'on') === 'on',
+    auditRetentionDays: integer(env, 'COREGATE_AUDIT_RETENTION_DAYS', 365, 0, 36_500),
+    auditExportDir: env.COREGATE_AUDIT_EXPORT_DIR ? resolve(env.COREGATE_AUDIT_EXPORT_DIR) : undefined,
     headersTimeoutMs: integer(env, 'COREGATE_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
     requestTimeoutMs: integer(env, 'COREGATE_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
     keepAliveTimeoutMs: integer(env, 'COREGATE_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),

@@ -60,7 +60,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     );
     const database = lock ? unlockingOnClose(opened, lock) : opened;
     try {
-      const applied = options.migrate === false ? [] : await migrate(database.db);
+      const applied = options.migrate === false ? [] : await migrate(database.db, database.kind);
       return { database, secrets, applied };
     } catch (error) {
       await database.close();

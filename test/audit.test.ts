@@ -149,7 +149,7 @@ describe(
       const cluster = await createPgCluster();
       const database = await openDatabase({ url: cluster.url, connectTimeoutMs: 1_000 });
       try {
-        await migrate(database.db);
+        await migrate(database.db, database.kind);
         const messages: string[] = [];
         const log = new AuditLog(database.db, {
           flushMs: 10,
@@ -264,4 +264,31 @@ describe('a crash (kill -9) of coregate serve', () => {
       }
     });
   }
+});
+
+describe('with COREGATE_AUDIT=off', () => {
+  let h: Harness;
+  before(async () => {
+    h = await createHarness({ name: 'pglite' }, { auditEnabled: false });
+    await seedDatabase(h.database, h.secrets, { accounts: 2, seed: 627 });
+  });
+  after(() => h.close());
+
+  test('no call leaves an event, an update included, and the start says the trail is off', async () => {
+    const update = await h.call('/gw/627/persistent/account/updateShareByID', {
+      AccountNumber: account(1),
+      ShareId: '0000',
+      ShareFields: { Description: 'NOT AUDITED' },
+    });
+    assert.equal(update.statusCode, 200, update.body);
+    const refused = await h.call('/gw/627/persistent/account/updateShareByID', {
+      AccountNumber: account(9),
+      ShareId: '0000',
+      ShareFields: { Description: 'NO SUCH SHARE' },
+    });
+    assert.equal(refused.statusCode, 404);
+    await h.app.audit.flush();
+    assert.equal(await auditCount(h.database.db), 0);
+    assert.ok(h.logs().some((line) => line.includes('COREGATE_AUDIT=off: no call is audited')));
+  });
 });

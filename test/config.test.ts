@@ -72,7 +72,7 @@ describe('COREGATE_CREDENTIALS_<SERVICE>', () => {
   test('the app refuses to build with a bad policy, before it touches the database', async () => {
     const config = loadConfig({ COREGATE_CREDENTIALS_COLLATERALS: 'AdministrativeCredentials' });
     await assert.rejects(
-      buildApp({ db: {} as Db, secrets: {} as Secrets, config }),
+      buildApp({ db: {} as Db, databaseKind: 'pglite', secrets: {} as Secrets, config }),
       /^Error: COREGATE_CREDENTIALS_COLLATERALS: unknown service/,
     );
   });

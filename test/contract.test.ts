@@ -148,6 +148,7 @@ for (const backend of BACKENDS) {
       demo = await seedDemo(database, secrets);
       app = await buildApp({
         db: database.db,
+        databaseKind: database.kind,
         secrets,
         config,
         demoAdminPassword: demo.adminPassword,

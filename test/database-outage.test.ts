@@ -114,7 +114,7 @@ describe('a PostgreSQL restart under load', { skip: noServer }, () => {
     cluster = await createPgCluster();
     const database = await openDatabase({ url: cluster.url });
     try {
-      await migrate(database.db);
+      await migrate(database.db, database.kind);
       await seedDatabase(database, secretsFromMaster(Buffer.from(MASTER, 'hex')), { accounts: 3, seed: 1 });
       await settings.set(database.db, SETTING.adminPasswordHash, await hashPassword(ADMIN_PASSWORD));
       token = (await tokens.create(database.db, 'outage', SCOPES)).token;

@@ -82,7 +82,12 @@ interface App {
 }
 
 async function appOn(h: Harness, overrides: Partial<Config>): Promise<App> {
-  const app = await buildApp({ db: h.database.db, secrets: h.secrets, config: { ...h.config, ...overrides } });
+  const app = await buildApp({
+    db: h.database.db,
+    databaseKind: h.database.kind,
+    secrets: h.secrets,
+    config: { ...h.config, ...overrides },
+  });
   await app.ready();
   return {
     app,
@@ -564,7 +569,7 @@ describe('coregate serve --workers 2 with COREGATE_SANDBOX_FAULTS=on', () => {
     const opened = await openDatabase({ url: databaseUrl });
     let created: string;
     try {
-      await migrate(opened.db);
+      await migrate(opened.db, opened.kind);
       await settings.set(opened.db, SETTING.adminPasswordHash, await hashPassword(ADMIN_PASSWORD));
       created = (await tokens.create(opened.db, 'fault-rules', ['findby', 'admin'])).token;
     } finally {

@@ -43,7 +43,7 @@ for (const backend of BACKENDS) {
         rows.map((row) => row.id),
         MIGRATIONS.map((migration) => migration.id),
       );
-      assert.deepEqual(await migrate(database.db), []);
+      assert.deepEqual(await migrate(database.db, database.kind), []);
     });
 
     test('0003 binds sessions to their token (ending the older, unbound ones) and adds the lockout backoff', async () => {
@@ -54,7 +54,7 @@ for (const backend of BACKENDS) {
       await sql`insert into session (token_hash, user_number) values (${Buffer.alloc(32, 1)}, 7)`.execute(database.db);
       await sql`insert into credential_lockout (subject, failures) values ('user:7', 2)`.execute(database.db);
 
-      assert.deepEqual(await migrate(database.db), [SESSION_BINDING]);
+      assert.deepEqual(await migrate(database.db, database.kind), [SESSION_BINDING]);
       assert.equal((await columns('session')).get('token_name')?.nullable, 'NO');
       const { rows: sessions } = await sql`select 1 from session`.execute(database.db);
       assert.equal(sessions.length, 0, 'a session that no token owns has ended');
@@ -77,7 +77,7 @@ for (const backend of BACKENDS) {
       await sql`insert into share_analysis_plan (account_number, share_id, locator, charge, expire_date)
         values ('0000000001', '0009', 5, 12.5, '2030-01-31')`.execute(database.db);
 
-      assert.deepEqual(await migrate(database.db), [CORE_SHARE_FIELDS]);
+      assert.deepEqual(await migrate(database.db, database.kind), [CORE_SHARE_FIELDS]);
       for (const table of shareTables) {
         const record = recordDef(SHARE_RECORD_NAMES.find((name) => recordDef(name).table === table)!);
         assert.deepEqual(
@@ -105,7 +105,7 @@ for (const backend of BACKENDS) {
       await sql`insert into share_check_order (account_number, share_id, locator, quantity)
         values ('0000000001', '0009', 6, 200)`.execute(database.db);
 
-      assert.deepEqual(await migrate(database.db), [CHECK_ORDER_SSN]);
+      assert.deepEqual(await migrate(database.db, database.kind), [CHECK_ORDER_SSN]);
       const { rows: types } = await sql<{ name: string; type: string }>`
         select column_name as name, data_type as type from information_schema.columns
         where table_schema = current_schema() and table_name = 'share_check_order' and column_name like 'ssn%'

@@ -605,6 +605,7 @@ describe('rate limits', () => {
     await secondLimiter.hit('warm-up', { limit: 1000, windowSeconds: 1 });
     const second = await buildApp({
       db: first.database.db,
+      databaseKind: first.database.kind,
       secrets: first.secrets,
       config: first.config,
       limiter: secondLimiter,

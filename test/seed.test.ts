@@ -53,7 +53,7 @@ async function seededStore(accounts: number, url?: string, chunkSize?: number, w
     await database.close();
     if (url && schema) await dropSchema(url, schema);
   });
-  await migrate(database.db);
+  await migrate(database.db, database.kind);
   const summary = await seedDatabase(database, secrets, { accounts, seed: SEED, chunkSize, workers });
   return { database, summary };
 }
@@ -305,7 +305,7 @@ async function indexDefinitions(db: Db): Promise<Record<string, string>> {
 
 test('seeding keeps every index of the schema, built again after the rows are in', async () => {
   const database = await openDatabase({});
-  await migrate(database.db);
+  await migrate(database.db, database.kind);
   const migrated = await indexDefinitions(database.db);
   assert.ok(Object.keys(migrated).includes('share_name_ssn_idx'));
   await seedDatabase(database, secrets, { accounts: 20, seed: SEED });

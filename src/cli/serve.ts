@@ -296,6 +296,7 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
   const jwtSettings = jwtSettingsFromEnv();
   const app = await buildApp({
     db: runtime.database.db,
+    databaseKind: runtime.database.kind,
     secrets: runtime.secrets,
     config,
     logger: {

@@ -188,6 +188,12 @@ export const AuditEventInfo = Type.Object(
     coreLatencyMs: nullable(Type.Integer()),
     coreOutcome: nullable(Type.String()),
     target: nullable(Type.String({ description: 'What an administrative call acted on (`token:ci-bot`, `user:25`)' })),
+    traceId: nullable(
+      Type.String({
+        pattern: '^[0-9a-f]{32}$',
+        description: "The trace id of the call's span, when spans are exported",
+      }),
+    ),
   },
   { ...strict, description: 'One call: who made it, what it reached and how it ended' },
 );

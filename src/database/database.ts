@@ -12,9 +12,12 @@ import { PGliteDialect } from './pglite-dialect.js';
 /** Kysely over a schema derived at run time from the catalog, so queries are built with `sql`. */
 export type Db = Kysely<unknown>;
 
+/** Which database a store is on: PostgreSQL, or the embedded PGlite. */
+export type DatabaseKind = 'pglite' | 'postgres';
+
 export interface Database {
   readonly db: Db;
-  readonly kind: 'pglite' | 'postgres';
+  readonly kind: DatabaseKind;
   /**
    * Runs a bulk load over up to `sessions` connections of its own (PostgreSQL; the embedded database
    * has one), each inside one transaction: all commit when `load` resolves, all roll back when it throws.

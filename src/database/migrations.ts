@@ -5,12 +5,21 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { recordDef, SHARE_RECORD_NAMES } from '../catalog/index.js';
-import { FAULT_RULE_TABLE, generationDdl, reconcileTableDdl, recordIndexDdl, schemaDdl } from './schema.js';
+import {
+  auditTrailDdl,
+  FAULT_RULE_TABLE,
+  generationDdl,
+  reconcileTableDdl,
+  recordIndexDdl,
+  schemaDdl,
+} from './schema.js';
+import type { DatabaseKind } from './database.js';
 import { fixedTables } from './tables.js';
 
 export interface Migration {
   readonly id: string;
-  readonly statements: () => readonly string[];
+  /** The statements on the database of `kind`: a migration may differ between PostgreSQL and the embedded one. */
+  readonly statements: (kind: DatabaseKind) => readonly string[];
 }
 
 /**
@@ -125,6 +134,13 @@ export const MIGRATIONS: readonly Migration[] = [
   where name ~ '^demo-[0-9]+$' and revoked_at is null and 'store:reset' = any(scopes) and not 'admin' = any(scopes)`,
     ],
   },
+  {
+    // The audit trail at production volume: partitioned by day on PostgreSQL, its partitions created ahead
+    // and retired after COREGATE_AUDIT_RETENTION_DAYS (store/audit-retention.ts); searched by account through
+    // a GIN index (docs/decisions.md, "The audit trail at production volume").
+    id: '0013_audit_partitions',
+    statements: auditTrailDdl,
+  },
   // An audit event keeps the trace id of its call's span, when spans are exported (docs/tracing.md).
   {
     id: '0014_audit_trace_id',
@@ -148,8 +164,8 @@ function checksum(statements: readonly string[]): string {
   return createHash('sha256').update(statements.join(';\n')).digest('hex');
 }
 
-/** Applies pending migrations; returns the ids applied. */
-export async function migrate(db: Kysely<unknown>): Promise<string[]> {
+/** Applies pending migrations to a database of `kind`; returns the ids applied. */
+export async function migrate(db: Kysely<unknown>, kind: DatabaseKind): Promise<string[]> {
   // Under the lock too: instances (or cluster workers) starting together on a new database would
   // otherwise race to create the table, and one of them would fail.
   await db.transaction().execute(async (trx) => {
@@ -162,7 +178,7 @@ export async function migrate(db: Kysely<unknown>): Promise<string[]> {
   });
   const applied: string[] = [];
   for (const migration of MIGRATIONS) {
-    const statements = migration.statements();
+    const statements = migration.statements(kind);
     const done = await db.transaction().execute(async (trx) => {
       await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK})`.execute(trx);
       const migrations = fixedTables(trx);

@@ -2,6 +2,7 @@
  * SQL schema derived from the record catalog. The generated DDL is snapshotted in `schema.sql`
  * (`npm run schema:snapshot`) so that every change to the tables is visible in review.
  */
+import type { DatabaseKind } from './database.js';
 import { MONEY_SCALE, RATE_SCALE, RECORDS, recordDef, type FieldDef, type RecordDef } from '../catalog/index.js';
 
 /**
@@ -329,6 +330,68 @@ $$`,
       `create trigger coregate_lookup_changed after insert or delete or truncate or update${columns ? ` of ${columns.join(', ')}` : ''}
   on ${table} for each statement execute function coregate_lookup_changed()`,
     ]),
+  ];
+}
+
+/**
+ * The accounts an audit event touched, as one array: those it names and its caller's member account. The
+ * audit trail is searched by account through a GIN index on this expression (`auditTrailDdl`); a query must
+ * spell it the same way to use the index.
+ */
+export const AUDIT_ACCOUNTS_SQL =
+  "string_to_array(coalesce(account_numbers, '') || ',' || coalesce(member_account, ''), ',')";
+
+/** The audit trail's partitions on PostgreSQL: one per UTC day, `audit_event_p20261126`. */
+export const AUDIT_DAY_PARTITION = /^audit_event_p(\d{4})(\d{2})(\d{2})$/;
+/** The events from before partitioning, kept as one partition up to the day it names (excluded). */
+export const AUDIT_EARLIER_PARTITION = /^audit_event_before_(\d{4})(\d{2})(\d{2})$/;
+/** Where an event goes when no day's partition takes it; store/audit-retention.ts moves it out. */
+export const AUDIT_DEFAULT_PARTITION = 'audit_event_default';
+
+/**
+ * The audit trail at production volume (migration 0013). On PostgreSQL, `audit_event` becomes a table
+ * partitioned by range of `at` (its key `(at, id)`, ids from a sequence of their own, going on from the
+ * last), with a default partition. Events already written become one partition up to the end of the UTC
+ * day of the last of them (none: dropped, empty), retired whole once that day is past the retention. The
+ * embedded database keeps the plain table. Both get the GIN index of `AUDIT_ACCOUNTS_SQL`, which replaces
+ * the index on `(account_numbers, at)`; the partitioned table's key makes the index on `at` redundant.
+ */
+export function auditTrailDdl(kind: DatabaseKind): string[] {
+  const accountsIndex = `create index if not exists audit_event_accounts_idx on audit_event using gin ((${AUDIT_ACCOUNTS_SQL}))`;
+  if (kind === 'pglite') return ['drop index if exists audit_event_account_idx', accountsIndex];
+  return [
+    `do $$
+declare
+  cutover timestamptz;
+  earlier text;
+begin
+  if (select relkind from pg_class where oid = to_regclass('audit_event')) = 'p' then
+    return;
+  end if;
+  alter table audit_event rename to audit_event_unpartitioned;
+  alter table audit_event_unpartitioned drop constraint audit_event_pkey;
+  drop index if exists audit_event_at_idx;
+  drop index if exists audit_event_account_idx;
+  alter table audit_event_unpartitioned alter column id drop identity if exists;
+  create sequence audit_event_id_seq as bigint;
+  perform setval('audit_event_id_seq', (select coalesce(max(id), 0) + 1 from audit_event_unpartitioned), false);
+  create table audit_event (like audit_event_unpartitioned including defaults) partition by range (at);
+  alter table audit_event alter column id set default nextval('audit_event_id_seq');
+  alter sequence audit_event_id_seq owned by audit_event.id;
+  alter table audit_event add primary key (at, id);
+  create index audit_event_id_idx on audit_event (id);
+  ${accountsIndex};
+  create table ${AUDIT_DEFAULT_PARTITION} partition of audit_event default;
+  if exists (select from audit_event_unpartitioned) then
+    cutover := date_trunc('day', greatest(now(), (select max(at) from audit_event_unpartitioned)), 'UTC') + interval '1 day';
+    earlier := 'audit_event_before_' || to_char(cutover at time zone 'UTC', 'YYYYMMDD');
+    execute format('alter table audit_event_unpartitioned rename to %I', earlier);
+    execute format('alter table audit_event attach partition %I for values from (minvalue) to (%L)', earlier, cutover);
+  else
+    drop table audit_event_unpartitioned;
+  end if;
+end
+$$`,
   ];
 }
 

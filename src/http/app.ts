@@ -18,7 +18,7 @@ import type { JwtVerifier } from '../security/jwt.js';
 import { createRateLimiter, type RateLimiter } from '../security/rate-limit.js';
 import type { Secrets } from '../crypto/secrets.js';
 import { AuditLog } from '../store/audit.js';
-import type { Db } from '../database/database.js';
+import type { DatabaseKind, Db } from '../database/database.js';
 import { errorHandler, sendProblem } from './error-handler.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { registerMaintenance } from './maintenance.js';
@@ -45,6 +45,8 @@ import { createCore, type Core } from '../core/index.js';
 
 export interface AppOptions {
   readonly db: Db;
+  /** Which database `db` is: the audit trail's upkeep differs (partitions on PostgreSQL). */
+  readonly databaseKind: DatabaseKind;
   readonly secrets: Secrets;
   readonly config: Config;
   /** Fastify logger options; false in tests. */
@@ -177,6 +179,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       onRecover: () => app.log.info('Redis is back; rate limits are shared again'),
     });
   const audit = new AuditLog(db, {
+    enabled: config.auditEnabled,
     flushMs: config.auditFlushMs,
     bufferMax: config.auditBufferMax,
     onError: (error, message) => app.log.error(error ? { err: error } : {}, message),
@@ -186,6 +189,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (!options.limiter) await limiter.close();
   });
   app.decorate('audit', audit);
+  if (!config.auditEnabled) app.log.warn('COREGATE_AUDIT=off: no call is audited');
 
   const allowedMethods = new Map<string, Set<string>>();
   app.addHook('onRoute', (route) => {
@@ -285,6 +289,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sharedSchemas: SHARED_SCHEMAS,
     authenticator,
     limiter,
+    audit,
     onRateLimited: (limit) => metrics.rateLimited(limit),
     // A call the sandbox dropped has no response, hence no onResponse: it ends here.
     sandboxFaults: { enabled: config.sandboxFaults, onDropped: requestEnded },
@@ -330,7 +335,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     app.addHook('onListen', async () => void announceServer(config.dataDir, listeningUrl(app, config)));
     app.addHook('onClose', async () => withdrawServer(config.dataDir));
   }
-  registerMaintenance(app, { db, config });
+  registerMaintenance(app, { db, databaseKind: options.databaseKind, config });
   return app;
 }
 

@@ -18,7 +18,7 @@ import { responseChecker } from '../operations/response-check.js';
 import { operationPath, type AnyOperation, type OperationContext, type RequestBody } from '../operations/types.js';
 import type { Authenticator, BearerIdentity, CredentialIdentity } from '../security/authenticator.js';
 import type { RateLimiter } from '../security/rate-limit.js';
-import { AuditLog, type AuditEvent } from '../store/audit.js';
+import type { AuditEvent, AuditLog } from '../store/audit.js';
 import type { Db } from '../database/database.js';
 import { propertyErrors, type AjvError } from './error-handler.js';
 import type { RateLimit } from './metrics.js';
@@ -58,6 +58,8 @@ export interface OperationPipelineOptions {
   readonly sharedSchemas: readonly TSchema[];
   readonly authenticator: Authenticator;
   readonly limiter: RateLimiter;
+  /** The audit trail: a write's event is inserted in the write's transaction. */
+  readonly audit: AuditLog;
   /** Told of each call a rate limit refuses, for the metrics. */
   readonly onRateLimited?: (limit: RateLimit) => void;
   /** The sandbox's fault injection: on or off, and who records a call whose connection it dropped. */
@@ -235,7 +237,7 @@ export class OperationPipeline {
       idempotencyKeyHeader: request.headers['idempotency-key'],
       body,
       reply,
-      audit: (trx: Db) => AuditLog.insertInTransaction(trx, auditEvent(request, operation, 200, null)),
+      audit: (trx: Db) => this.options.audit.insertInTransaction(trx, auditEvent(request, operation, 200, null)),
     };
     const transactional = operation.writes && (core.kind === 'store' || keyed);
     const result = !transactional

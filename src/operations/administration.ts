@@ -30,7 +30,7 @@ import { generatePassword, hashPassword, PASSWORD_MAX_LENGTH } from '../crypto/p
 import type { Secrets } from '../crypto/secrets.js';
 import type { Db } from '../database/database.js';
 import { lockouts, tokens, users, type ApiToken, type UserEntry } from '../store/access.js';
-import { auditEvents, type AuditFilter, type AuditRecord } from '../store/audit.js';
+import { auditEventOf, auditEvents, type AuditFilter, type AuditRecord } from '../store/audit.js';
 import { RecordFileError } from '../store/record-file.js';
 import { importRecords, StoreBusyError, StoreNotEmptyError } from '../store/record-transfer.js';
 
@@ -249,10 +249,7 @@ function pageSizeOf(limit: string | undefined): number {
   return size;
 }
 
-function auditEventInfo(record: AuditRecord): AuditEventInfo {
-  const { id: _id, accountNumbers, ...event } = record;
-  return { ...event, accountNumbers: accountNumbers ? accountNumbers.split(',') : [] };
-}
+const auditEventInfo = (record: AuditRecord): AuditEventInfo => auditEventOf(record);
 
 export const adminAudit = {
   /**

@@ -37,7 +37,7 @@ export interface TestDatabase extends Database {
 export async function openTestDatabase(backend: Pick<Backend, 'url'>): Promise<TestDatabase> {
   const schema = backend.url ? `test_${randomBytes(6).toString('hex')}` : undefined;
   const database = await openDatabase({ url: backend.url, schema });
-  await migrate(database.db);
+  await migrate(database.db, database.kind);
   return {
     ...database,
     ...(backend.url ? { reopen: () => openDatabase({ url: backend.url, schema }) } : {}),
@@ -95,7 +95,7 @@ export async function createHarness(
     redact: { paths: LOG_REDACT, censor: '[redacted]' },
     stream: { write: (line: string) => void logLines.push(line) },
   };
-  const app = await buildApp({ db: database.db, secrets, config, logger, ...appOptions });
+  const app = await buildApp({ db: database.db, databaseKind: database.kind, secrets, config, logger, ...appOptions });
   await app.ready();
   const caller =
     (instance: FastifyInstance): Harness['call'] =>
@@ -118,7 +118,14 @@ export async function createHarness(
     async anotherInstance() {
       if (!database.reopen) throw new Error('another instance needs PostgreSQL: an embedded database has one process');
       const other = await database.reopen();
-      const otherApp = await buildApp({ db: other.db, secrets, config, logger, ...appOptions });
+      const otherApp = await buildApp({
+        db: other.db,
+        databaseKind: other.kind,
+        secrets,
+        config,
+        logger,
+        ...appOptions,
+      });
       await otherApp.ready();
       others.push({ app: otherApp, database: other });
       return { app: otherApp, db: other.db, call: caller(otherApp) };

@@ -14381,6 +14381,7 @@ export interface operations {
                             coreLatencyMs: number | null;
                             coreOutcome: string | null;
                             target: string | null;
+                            traceId: string | null;
                         }[];
                         nextCursor: string | null;
                         next: string | null;
@@ -14400,6 +14401,7 @@ export interface operations {
                         coreLatencyMs: number | null;
                         coreOutcome: string | null;
                         target: string | null;
+                        traceId: string | null;
                     };
                 };
             };
