@@ -135,14 +135,18 @@ async function measure(database: Database, rows: number, now: number, copySecond
   for (let s = 0; s < SAMPLES; s += 1) {
     const someone = randomAccount();
     queries['account+day']!.push(
-      await timed(() => auditEvents.page(db, { account: someone, from: new Date(now - DAY_MS) }, 0, 100)),
+      await timed(() => auditEvents.page(db, { account: someone, from: new Date(now - DAY_MS) }, undefined, 100)),
     );
-    queries.account!.push(await timed(() => auditEvents.page(db, { account: randomAccount() }, 0, 100)));
+    queries.account!.push(await timed(() => auditEvents.page(db, { account: randomAccount() }, undefined, 100)));
     const hour = now - randomInt(1, Math.max(2, Math.floor(rows / 2_500_000) * 24)) * 3_600_000;
     queries.hour!.push(
-      await timed(() => auditEvents.page(db, { from: new Date(hour), to: new Date(hour + 3_600_000) }, 0, 100)),
+      await timed(() => auditEvents.page(db, { from: new Date(hour), to: new Date(hour + 3_600_000) }, undefined, 100)),
     );
-    const after = ids.min + Math.floor((ids.max - ids.min) / 2) + randomInt(0, 10_000);
+    const middle = ids.min + Math.floor((ids.max - ids.min) / 2) + randomInt(0, 10_000);
+    const { rows: positions } = await sql<{ at: string; id: string }>`
+      select to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at, id::text as id
+      from audit_event where id >= ${middle} order by id limit 1`.execute(db);
+    const after = positions[0] ? { at: positions[0].at, id: Number(positions[0].id) } : undefined;
     queries.keyset!.push(await timed(() => auditEvents.page(db, {}, after, 100)));
   }
   const { rows: sizes } = await sql<{ bytes: string; partitions: string }>`

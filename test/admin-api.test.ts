@@ -240,6 +240,14 @@ const BAD: readonly (Call & { status: number; code: string; pointer?: string })[
     code: 'INVALID_PAGING_TOKEN',
     pointer: '/cursor',
   },
+  // A position on a day that does not exist, and a cursor of an earlier release (by id alone).
+  ...['after:2026-02-30T10:00:00.000000Z|7', 'after:7'].map((text) => ({
+    method: 'GET' as const,
+    url: `/admin/audit?cursor=${Buffer.from(text).toString('base64url')}`,
+    status: 400,
+    code: 'INVALID_PAGING_TOKEN',
+    pointer: '/cursor',
+  })),
   { method: 'POST', url: '/admin/import', body: { records: [] }, status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
   {
     method: 'POST',

@@ -166,7 +166,7 @@ export const AuditQuery = Type.Object(
       }),
     ),
     cursor: Type.Optional(
-      Type.String({ pattern: '^[A-Za-z0-9_-]{1,40}$', description: "The previous page's `nextCursor`" }),
+      Type.String({ pattern: '^[A-Za-z0-9_-]{1,80}$', description: "The previous page's `nextCursor`" }),
     ),
   },
   strict,

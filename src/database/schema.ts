@@ -357,7 +357,10 @@ export const AUDIT_DEFAULT_PARTITION = 'audit_event_default';
  * the index on `(account_numbers, at)`; the partitioned table's key makes the index on `at` redundant.
  */
 export function auditTrailDdl(kind: DatabaseKind): string[] {
-  const accountsIndex = `create index if not exists audit_event_accounts_idx on audit_event using gin ((${AUDIT_ACCOUNTS_SQL}))`;
+  // A query reads the whole list of entries not yet merged into the index: kept short (512 kB, not 4 MB).
+  const accountsIndex =
+    'create index if not exists audit_event_accounts_idx on audit_event using gin ' +
+    `((${AUDIT_ACCOUNTS_SQL})) with (gin_pending_list_limit = 512)`;
   if (kind === 'pglite') return ['drop index if exists audit_event_account_idx', accountsIndex];
   return [
     `do $$

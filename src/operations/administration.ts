@@ -30,7 +30,14 @@ import { generatePassword, hashPassword, PASSWORD_MAX_LENGTH } from '../crypto/p
 import type { Secrets } from '../crypto/secrets.js';
 import type { Db } from '../database/database.js';
 import { lockouts, tokens, users, type ApiToken, type UserEntry } from '../store/access.js';
-import { auditEventOf, auditEvents, type AuditFilter, type AuditRecord } from '../store/audit.js';
+import {
+  auditEventOf,
+  auditEvents,
+  positionOf,
+  type AuditFilter,
+  type AuditPosition,
+  type AuditRecord,
+} from '../store/audit.js';
 import { RecordFileError } from '../store/record-file.js';
 import { importRecords, StoreBusyError, StoreNotEmptyError } from '../store/record-transfer.js';
 
@@ -199,17 +206,26 @@ export const adminUsers = {
 };
 
 /** The cursor of the page after an event: opaque to callers, the event's id to us. */
-const cursorAfter = (id: number) => Buffer.from(`after:${id}`).toString('base64url');
+/** The cursor of the page after an event: its position in the trail, opaque to the caller. */
+const cursorAfter = (record: AuditRecord) => {
+  const { at, id } = positionOf(record);
+  return Buffer.from(`after:${at}|${id}`).toString('base64url');
+};
 
-function afterIdOf(cursor: string | undefined): number {
-  if (cursor === undefined) return 0;
-  const id = /^after:([0-9]{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'))?.[1];
-  if (id === undefined) {
+/** The position a cursor names; a cursor no page gave (or of an earlier release, by id alone) is a 400. */
+function positionOfCursor(cursor: string | undefined): AuditPosition | undefined {
+  if (cursor === undefined) return undefined;
+  const match = /^after:(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d{6}Z)\|([0-9]{1,15})$/.exec(
+    Buffer.from(cursor, 'base64url').toString('latin1'),
+  );
+  // A real time: the database would refuse February 30th as a 500.
+  const real = match && new Date(`${match[1]}Z`).toISOString().startsWith(match[1]!);
+  if (!match || !real) {
     throw new Problem(400, 'INVALID_PAGING_TOKEN', 'The cursor is not one a page of /admin/audit gave', [
       { pointer: '/cursor', detail: "must be a page's nextCursor" },
     ]);
   }
-  return Number(id);
+  return { at: `${match[1]}${match[2]}`, id: Number(match[3]) };
 }
 
 function timeOf(value: string | undefined, pointer: string): Date | undefined {
@@ -259,9 +275,9 @@ export const adminAudit = {
   async page(db: Db, query: AuditQuery): Promise<AuditPage> {
     const filter = auditFilterOf(query);
     const size = pageSizeOf(query.limit);
-    const rows = await auditEvents.page(db, filter, afterIdOf(query.cursor), size + 1);
+    const rows = await auditEvents.page(db, filter, positionOfCursor(query.cursor), size + 1);
     const events = rows.slice(0, size);
-    const nextCursor = rows.length > size ? cursorAfter(events.at(-1)!.id) : null;
+    const nextCursor = rows.length > size ? cursorAfter(events.at(-1)!) : null;
     const rest = Object.entries(query).filter(([key, value]) => key !== 'cursor' && value !== undefined);
     const next =
       nextCursor === null
@@ -276,11 +292,11 @@ export const adminAudit = {
    */
   async *all(db: Db, query: AuditQuery): AsyncGenerator<AuditEventInfo> {
     const filter = auditFilterOf(query);
-    for (let after = afterIdOf(query.cursor); ;) {
+    for (let after = positionOfCursor(query.cursor); ;) {
       const rows = await auditEvents.page(db, filter, after, AUDIT_PAGE_MAXIMUM);
       for (const row of rows) yield auditEventInfo(row);
       if (rows.length < AUDIT_PAGE_MAXIMUM) return;
-      after = rows.at(-1)!.id;
+      after = positionOf(rows.at(-1)!);
     }
   },
 };

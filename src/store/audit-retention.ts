@@ -16,7 +16,14 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { Database, Db } from '../database/database.js';
 import { AUDIT_DAY_PARTITION, AUDIT_DEFAULT_PARTITION, AUDIT_EARLIER_PARTITION } from '../database/schema.js';
-import { auditEventOf, auditEvents, type AuditFilter, type AuditRecord } from './audit.js';
+import {
+  auditEventOf,
+  auditEvents,
+  positionOf,
+  type AuditFilter,
+  type AuditPosition,
+  type AuditRecord,
+} from './audit.js';
 
 export interface AuditRetentionOptions {
   /** Events older than this many days are retired; 0 keeps them all. */
@@ -116,7 +123,7 @@ async function exportEvents(
   const handle = await open(partial, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
   let events = 0;
   try {
-    for (let after = 0; ;) {
+    for (let after: AuditPosition | undefined; ;) {
       const rows: AuditRecord[] = source.partition
         ? await auditEvents.pageOfPartition(db, source.partition, source.filter, after, EXPORT_PAGE)
         : await auditEvents.page(db, source.filter, after, EXPORT_PAGE);
@@ -125,7 +132,7 @@ async function exportEvents(
         events += rows.length;
       }
       if (rows.length < EXPORT_PAGE) break;
-      after = rows.at(-1)!.id;
+      after = positionOf(rows.at(-1)!);
     }
     await handle.sync();
   } catch (error) {

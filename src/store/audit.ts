@@ -40,17 +40,31 @@ export interface AuditRow extends Omit<AuditEvent, 'accountNumbers' | 'target'> 
   readonly accountNumbers: string | null;
 }
 
+/**
+ * Where an event stands in the trail's order, time then id: a page starts after one. `at` is its time to the
+ * microsecond (`2026-11-26T10:00:00.123456Z`), as the database keeps it.
+ */
+export interface AuditPosition {
+  readonly at: string;
+  readonly id: number;
+}
+
 /** An event as read back by the admin API: its position in the trail and what it acted on too. */
 export interface AuditRecord extends AuditRow {
-  /** Increases with every event written: the keyset of a page. */
+  /** Increases with every event written. */
   readonly id: number;
+  /** Its time to the microsecond: with `id`, the keyset of a page (`AuditPosition`). */
+  readonly positionAt: string;
   readonly target: string | null;
   readonly traceId: string | null;
 }
 
+/** The position of an event read back, to start the next page after it. */
+export const positionOf = (record: AuditRecord): AuditPosition => ({ at: record.positionAt, id: record.id });
+
 /** An event as the admin API answers it and a retired partition's export keeps it: its accounts as a list. */
 export function auditEventOf(record: AuditRecord) {
-  const { id: _id, accountNumbers, ...event } = record;
+  const { id: _id, positionAt: _positionAt, accountNumbers, ...event } = record;
   return { ...event, accountNumbers: accountNumbers ? accountNumbers.split(',') : [] };
 }
 
@@ -140,51 +154,61 @@ function pageOf(
   db: Db,
   table: 'audit_event',
   filter: AuditFilter,
-  afterId: number,
+  after: AuditPosition | undefined,
   limit: number,
 ): Promise<AuditRecord[]> {
   const { from, to, operation, account, status, token } = filter;
   const statusClass = typeof status === 'string' ? Number(status[0]) * 100 : undefined;
-  return fixedTables(db)
-    .selectFrom(table)
-    .select((eb) => [
-      'id',
-      isoTime(eb.ref('at')).as('at'),
-      'request_id as requestId',
-      'token_name as tokenName',
-      'user_number as userNumber',
-      'member_account as memberAccount',
-      'operation',
-      'account_numbers as accountNumbers',
-      'collateral_number as collateralNumber',
-      'status',
-      'code',
-      'core_latency_ms as coreLatencyMs',
-      'core_outcome as coreOutcome',
-      'target',
-      'trace_id as traceId',
-    ])
-    .where('id', '>', afterId)
-    .$if(from !== undefined, (query) => query.where('at', '>=', sql<Date>`${from!.toISOString()}::timestamptz`))
-    .$if(to !== undefined, (query) => query.where('at', '<', sql<Date>`${to!.toISOString()}::timestamptz`))
-    .$if(operation !== undefined, (query) =>
-      operation!.endsWith('*')
-        ? query.where('operation', 'like', `${likeLiteral(operation!.slice(0, -1))}%`)
-        : query.where('operation', '=', operation!),
-    )
-    .$if(account !== undefined, (query) => query.where(touches(account!)))
-    .$if(typeof status === 'number', (query) => query.where('status', '=', status as number))
-    .$if(statusClass !== undefined, (query) =>
-      query.where('status', '>=', statusClass!).where('status', '<', statusClass! + 100),
-    )
-    .$if(token !== undefined, (query) => query.where('token_name', '=', token!))
-    // By account, the planner guesses a containment matches far more events than it does (it keeps no
-    // statistics of a million rare accounts), and would walk the id index of every partition filtering
-    // (seconds at tens of millions of events). Ordered by an expression, it takes the GIN index's few
-    // matches and sorts them: the time stays that of the account's events, however long the trail.
-    .orderBy(account === undefined ? sql`id` : sql`id + 0`)
-    .limit(limit)
-    .execute();
+  return (
+    fixedTables(db)
+      .selectFrom(table)
+      .select((eb) => [
+        'id',
+        isoTime(eb.ref('at')).as('at'),
+        sql<string>`to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('positionAt'),
+        'request_id as requestId',
+        'token_name as tokenName',
+        'user_number as userNumber',
+        'member_account as memberAccount',
+        'operation',
+        'account_numbers as accountNumbers',
+        'collateral_number as collateralNumber',
+        'status',
+        'code',
+        'core_latency_ms as coreLatencyMs',
+        'core_outcome as coreOutcome',
+        'target',
+        'trace_id as traceId',
+      ])
+      // The position's time also prunes the partitions before it.
+      .$if(after !== undefined, (query) =>
+        query
+          .where(sql<boolean>`(at, id) > (${after!.at}::timestamptz, ${after!.id})`)
+          .where('at', '>=', sql<Date>`${after!.at}::timestamptz`),
+      )
+      .$if(from !== undefined, (query) => query.where('at', '>=', sql<Date>`${from!.toISOString()}::timestamptz`))
+      .$if(to !== undefined, (query) => query.where('at', '<', sql<Date>`${to!.toISOString()}::timestamptz`))
+      .$if(operation !== undefined, (query) =>
+        operation!.endsWith('*')
+          ? query.where('operation', 'like', `${likeLiteral(operation!.slice(0, -1))}%`)
+          : query.where('operation', '=', operation!),
+      )
+      .$if(account !== undefined, (query) => query.where(touches(account!)))
+      .$if(typeof status === 'number', (query) => query.where('status', '=', status as number))
+      .$if(statusClass !== undefined, (query) =>
+        query.where('status', '>=', statusClass!).where('status', '<', statusClass! + 100),
+      )
+      .$if(token !== undefined, (query) => query.where('token_name', '=', token!))
+      // In the trail's order, by its key (at, id): a time window is a range of each day's key index. By
+      // account, the planner guesses a containment matches far more events than it does (it keeps no
+      // statistics of a million rare accounts), and would walk every partition's key index filtering (seconds
+      // at tens of millions of events). Ordered by expressions, it takes the GIN index's few matches and sorts
+      // them: the time stays that of the account's events, however long the trail.
+      .orderBy(account === undefined ? sql`at` : sql`at + interval '0 s'`)
+      .orderBy(account === undefined ? sql`id` : sql`id + 0`)
+      .limit(limit)
+      .execute()
+  );
 }
 
 let insertText: string | undefined;
@@ -209,19 +233,20 @@ export const auditEvents = {
   },
 
   /**
-   * A page of the events a filter selects, oldest first: those after the event `afterId` (0: from the first),
-   * at most `limit`. The cost of a page does not grow with how many came before it (keyset paging on `id`).
+   * A page of the events a filter selects, oldest first (by time, then id): those after the position `after`
+   * (none: from the first), at most `limit`. The cost of a page does not grow with how many came before it
+   * (keyset paging on the trail's key, `(at, id)`).
    */
-  page(db: Db, filter: AuditFilter, afterId: number, limit: number): Promise<AuditRecord[]> {
-    return pageOf(db, 'audit_event', filter, afterId, limit);
+  page(db: Db, filter: AuditFilter, after: AuditPosition | undefined, limit: number): Promise<AuditRecord[]> {
+    return pageOf(db, 'audit_event', filter, after, limit);
   },
 
   /**
    * Events of one partition of the trail (PostgreSQL) as `page` reads the whole: what is exported of a
    * partition before it is retired (store/audit-retention.ts).
    */
-  pageOfPartition(db: Db, partition: string, filter: AuditFilter, afterId: number, limit: number) {
-    return pageOf(db, partition as 'audit_event', filter, afterId, limit);
+  pageOfPartition(db: Db, partition: string, filter: AuditFilter, after: AuditPosition | undefined, limit: number) {
+    return pageOf(db, partition as 'audit_event', filter, after, limit);
   },
 
   /** Events since a time, optionally of one account (named in the event or its member), oldest first. */
