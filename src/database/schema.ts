@@ -354,7 +354,8 @@ export const AUDIT_DEFAULT_PARTITION = 'audit_event_default';
  * last), with a default partition. Events already written become one partition up to the end of the UTC
  * day of the last of them (none: dropped, empty), retired whole once that day is past the retention. The
  * embedded database keeps the plain table. Both get the GIN index of `AUDIT_ACCOUNTS_SQL`, which replaces
- * the index on `(account_numbers, at)`; the partitioned table's key makes the index on `at` redundant.
+ * the index on `(account_numbers, at)`; the partitioned table's key, by which pages are read, makes the
+ * indexes on `at` and on `id` alone redundant.
  */
 export function auditTrailDdl(kind: DatabaseKind): string[] {
   // A query reads the whole list of entries not yet merged into the index: kept short (512 kB, not 4 MB).
@@ -382,7 +383,6 @@ begin
   alter table audit_event alter column id set default nextval('audit_event_id_seq');
   alter sequence audit_event_id_seq owned by audit_event.id;
   alter table audit_event add primary key (at, id);
-  create index audit_event_id_idx on audit_event (id);
   ${accountsIndex};
   create table ${AUDIT_DEFAULT_PARTITION} partition of audit_event default;
   if exists (select from audit_event_unpartitioned) then
