@@ -123,6 +123,12 @@ export interface Config {
   readonly importLimitBytes: number;
   /** On SIGTERM/SIGINT, in-flight requests get this long to finish before every connection is closed and the process exits. */
   readonly shutdownGraceMs: number;
+  /**
+   * On SIGTERM, how long `/ready` answers 503 while the instance still serves, before it stops listening: for
+   * a load balancer that learns of a drain from its health checks alone (one that retries a refused
+   * connection needs none).
+   */
+  readonly shutdownDrainMs: number;
   /** Hours an Idempotency-Key and its response are kept; older keys are swept. */
   readonly idempotencyRetentionHours: number;
   /** Check every operation's result against its response schema (a mismatch is a 500); the test suite sets it. */
@@ -463,6 +469,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: env.COREGATE_ADMIN_TOKEN || undefined,
     importLimitBytes: integer(env, 'COREGATE_IMPORT_LIMIT_MB', 1024, 1, 65_536) * 1024 * 1024,
     shutdownGraceMs: integer(env, 'COREGATE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    shutdownDrainMs: integer(env, 'COREGATE_SHUTDOWN_DRAIN_MS', 0, 0, 600_000),
     idempotencyRetentionHours: integer(env, 'COREGATE_IDEMPOTENCY_RETENTION_HOURS', 24, 1, 24 * 365),
     checkResponses: boolean(env, 'COREGATE_CHECK_RESPONSES', false),
     soapAuth: oneOf(env, 'COREGATE_SOAP_AUTH', ['token', 'credentials'], 'token'),

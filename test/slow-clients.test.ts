@@ -108,7 +108,7 @@ describe('SIGTERM', () => {
   after(() => rmSync(dataDir, { recursive: true, force: true }));
   const GRACE_MS = 2_000;
 
-  const serveOn = async (port: number) =>
+  const serveOn = async (port: number, env: Record<string, string> = {}) =>
     (
       await serve({
         args: ['--no-demo'],
@@ -118,6 +118,7 @@ describe('SIGTERM', () => {
           PORT: String(port),
           LOG_LEVEL: 'warn',
           COREGATE_SHUTDOWN_GRACE_MS: String(GRACE_MS),
+          ...env,
         },
       })
     ).child;
@@ -141,6 +142,25 @@ describe('SIGTERM', () => {
     const { at } = await exited;
     assert.ok(at - signalled < GRACE_MS + CHECK_SLACK_MS, `exited ${Math.round(at - signalled)} ms after SIGTERM`);
     await dripping.closed();
+    await assert.rejects(fetch(`http://127.0.0.1:${port}/health`), 'the port is closed');
+  });
+
+  test('with a drain time, /ready answers 503 at once while the instance still serves, then it stops', async () => {
+    const DRAIN_MS = 1_500;
+    const port = await freePort();
+    const child = await serveOn(port, { COREGATE_SHUTDOWN_DRAIN_MS: String(DRAIN_MS) });
+    const exited = new Promise<number>((resolve) => child.once('exit', () => resolve(performance.now())));
+    assert.equal((await fetch(`http://127.0.0.1:${port}/ready`)).status, 200);
+    const signalled = performance.now();
+    child.kill('SIGTERM');
+    await sleep(300);
+    const ready = await fetch(`http://127.0.0.1:${port}/ready`);
+    assert.equal(ready.status, 503);
+    assert.equal(ready.headers.get('retry-after'), '5');
+    assert.equal(((await ready.json()) as { code: string }).code, 'UNAVAILABLE');
+    assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200, 'still serving while draining');
+    const at = await exited;
+    assert.ok(at - signalled >= DRAIN_MS, `exited ${Math.round(at - signalled)} ms after SIGTERM, after the drain`);
     await assert.rejects(fetch(`http://127.0.0.1:${port}/health`), 'the port is closed');
   });
 });

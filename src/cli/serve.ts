@@ -9,6 +9,7 @@ import { dirname, isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isIP } from 'node:net';
 import { DEFAULT_SYM, hostAndPort, type Config } from '../config.js';
+import { Problem } from '../contract/problems.js';
 import type { Runtime } from '../runtime.js';
 import type { DemoSetUp } from './demo.js';
 import { integerOption, parseCommand, UsageError, type CommandSpec } from './args.js';
@@ -320,6 +321,11 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
   app.addHook('onSend', async (_request, reply) => {
     if (stopping) reply.header('connection', 'close');
   });
+  // A stopping instance is not ready, from the signal on (COREGATE_SHUTDOWN_DRAIN_MS keeps it serving meanwhile).
+  app.addHook('onRequest', async (request) => {
+    if (!stopping || request.routeOptions.url !== '/ready') return;
+    throw new Problem(503, 'UNAVAILABLE', 'This instance is shutting down', undefined, { 'retry-after': '5' });
+  });
   const shutdown = async (signal: string) => {
     if (stopping) {
       // A worker hears one signal twice when it went to the whole process group (systemd's default
@@ -331,6 +337,11 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
       process.exit(1);
     }
     stopping = true;
+    if (config.shutdownDrainMs > 0) {
+      // Announced on /ready first, still serving, so that a balancer's checks take the instance out.
+      app.log.info({ signal, drainMs: config.shutdownDrainMs }, 'draining: /ready answers 503, still serving');
+      await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs));
+    }
     app.log.info(
       { signal, graceMs: config.shutdownGraceMs },
       'shutting down: no new connections, finishing requests in flight',
@@ -460,7 +471,7 @@ async function servePrimary(config: Config, wantsDemo: boolean, workers: number,
     // Each worker exits within its own grace period; this one only covers a worker that hangs regardless.
     const grace = setTimeout(
       () => alive.forEach((worker) => worker.process.kill('SIGKILL')),
-      config.shutdownGraceMs + FORCED_EXIT_MS * 2,
+      config.shutdownDrainMs + config.shutdownGraceMs + FORCED_EXIT_MS * 2,
     );
     await Promise.all(exited);
     clearTimeout(grace);

@@ -7,6 +7,7 @@
  * the call's `X-Coregate-Fault` header, or a fault rule set on the server, replaces the answer
  * (sandbox-faults.ts, fault-rules.ts).
  */
+import type { CompiledQuery } from 'kysely';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import { DEFAULT_SYM, type Config } from '../config.js';
@@ -237,7 +238,8 @@ export class OperationPipeline {
       idempotencyKeyHeader: request.headers['idempotency-key'],
       body,
       reply,
-      audit: (trx: Db) => this.options.audit.insertInTransaction(trx, auditEvent(request, operation, 200, null)),
+      audit: (trx: Db, prior?: CompiledQuery) =>
+        this.options.audit.insertInTransaction(trx, auditEvent(request, operation, 200, null), prior),
     };
     const transactional = operation.writes && (core.kind === 'store' || keyed);
     const result = !transactional

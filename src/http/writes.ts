@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
+import type { CompiledQuery } from 'kysely';
 import type { Db } from '../database/database.js';
 import { idempotencyKeys, type Reservation } from '../store/idempotency.js';
 import { canonicalJson } from '../contract/canonical-json.js';
@@ -43,8 +44,11 @@ export interface WriteRequest {
   readonly idempotencyKeyHeader: string | string[] | undefined;
   readonly body: Record<string, unknown>;
   readonly reply: FastifyReply;
-  /** Writes the call's audit event in the transaction, so an acknowledged write always has one. */
-  readonly audit: (trx: Db) => Promise<void>;
+  /**
+   * Writes the call's audit event in the transaction, so an acknowledged write always has one; given a
+   * change as a statement (`prior`), in one statement with it.
+   */
+  readonly audit: (trx: Db, prior?: CompiledQuery) => Promise<void>;
 }
 
 /** Keys are per caller; a caller name longer than the column (a long JWT subject) is kept as its digest. */
@@ -162,9 +166,7 @@ export async function runKeyedCoreWrite(
     await idempotencyKeys.release(db, owner, key);
     throw error;
   }
-  await db.transaction().execute(async (trx) => {
-    await idempotencyKeys.complete(trx, owner, key, 200, result);
-    await request.audit(trx);
-  });
+  // The key's answer and the audit event in one statement: they commit together, in one round trip.
+  await request.audit(db, idempotencyKeys.completion(db, owner, key, 200, result));
   return result;
 }

@@ -6,7 +6,7 @@
  * meanwhile finds it pending, and a failed attempt releases it. A pending key whose holder died is taken
  * over once it is older than the longest a call can take.
  */
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import type { Db } from '../database/database.js';
 import { fixedTables } from '../database/tables.js';
 
@@ -38,25 +38,35 @@ export const idempotencyKeys = {
     abandonedAfterMs = 0,
   ): Promise<Reservation> {
     const keys = fixedTables(trx);
-    await keys
-      .deleteFrom('idempotency_key')
-      .where('token_name', '=', tokenName)
-      .where('key', '=', key)
-      .where('created_at', '<', expiredBefore(retentionHours))
-      .execute();
-    const inserted = await keys
-      .insertInto('idempotency_key')
-      .values({ token_name: tokenName, key, request_hash: requestHash })
-      .onConflict((oc) => oc.doNothing())
-      .returning('key')
-      .executeTakeFirst();
-    if (inserted) return { kind: 'reserved' };
-    const row = await keys
-      .selectFrom('idempotency_key')
-      .select(['request_hash', 'status', 'response'])
-      .where('token_name', '=', tokenName)
-      .where('key', '=', key)
-      .executeTakeFirst();
+    // One statement when the key is new, the common case; an expired key found instead is deleted (as the
+    // sweep would have) and the key reserved afresh.
+    const insert = () =>
+      keys
+        .insertInto('idempotency_key')
+        .values({ token_name: tokenName, key, request_hash: requestHash })
+        .onConflict((oc) => oc.doNothing())
+        .returning('key')
+        .executeTakeFirst();
+    const existing = () =>
+      keys
+        .selectFrom('idempotency_key')
+        .select(['request_hash', 'status', 'response'])
+        .select(sql<boolean>`created_at < ${expiredBefore(retentionHours)}`.as('expired'))
+        .where('token_name', '=', tokenName)
+        .where('key', '=', key)
+        .executeTakeFirst();
+    if (await insert()) return { kind: 'reserved' };
+    let row = await existing();
+    if (row?.expired) {
+      await keys
+        .deleteFrom('idempotency_key')
+        .where('token_name', '=', tokenName)
+        .where('key', '=', key)
+        .where('created_at', '<', expiredBefore(retentionHours))
+        .execute();
+      if (await insert()) return { kind: 'reserved' };
+      row = await existing();
+    }
     if (!row || row.request_hash !== requestHash) return { kind: 'conflict' };
     if (row.status !== null) return { kind: 'replay', status: row.status, response: row.response };
     if (abandonedAfterMs <= 0) return { kind: 'pending' };
@@ -83,12 +93,20 @@ export const idempotencyKeys = {
   },
 
   async complete(trx: Db, tokenName: string, key: string, status: number, response: unknown): Promise<void> {
-    await fixedTables(trx)
+    await trx.executeQuery(idempotencyKeys.completion(trx, tokenName, key, status, response));
+  },
+
+  /**
+   * The statement that completes a key, compiled and not run: for a caller that commits it in one statement
+   * with another change (the audit event of a gateway write, `auditEvents.insertAfter`).
+   */
+  completion(db: Db, tokenName: string, key: string, status: number, response: unknown): CompiledQuery {
+    return fixedTables(db)
       .updateTable('idempotency_key')
       .set({ status, response: sql<string>`${JSON.stringify(response)}::jsonb` })
       .where('token_name', '=', tokenName)
       .where('key', '=', key)
-      .execute();
+      .compile();
   },
 
   /** Deletes every key older than `retentionHours`; returns how many. Run periodically (http/maintenance.ts). */

@@ -2,19 +2,16 @@
 -- queries; do not edit. The hot queries served by src/store/idempotency.ts, as the store sends them:
 -- $1, $2, … are bound parameters.
 
--- Idempotency-Key: idempotencyKeys.reserve (a retry) (1 of 3)
-delete from "idempotency_key"
-where "token_name" = $1 and "key" = $2 and "created_at" < now() - make_interval(hours => $3);
-
--- Idempotency-Key: idempotencyKeys.reserve (a retry) (2 of 3)
+-- Idempotency-Key: idempotencyKeys.reserve (a retry) (1 of 2)
 insert into "idempotency_key" ("token_name", "key", "request_hash")
 values ($1, $2, $3)
 on conflict do nothing
 returning "key";
 
--- Idempotency-Key: idempotencyKeys.reserve (a retry) (3 of 3)
+-- Idempotency-Key: idempotencyKeys.reserve (a retry) (2 of 2)
 select "request_hash",
   "status",
-  "response"
+  "response",
+  created_at < now() - make_interval(hours => $1) as "expired"
 from "idempotency_key"
-where "token_name" = $1 and "key" = $2;
+where "token_name" = $2 and "key" = $3;
