@@ -109,7 +109,10 @@ async function createDay(db: Db, day: Date): Promise<string> {
   return name;
 }
 
-/** Writes the events a filter selects (of one partition, or of the whole trail) to `<dir>/<name>.ndjson`; the file, or undefined when there were none. */
+/**
+ * Writes the events a filter selects (of one partition, or of the whole trail) to `<dir>/<name>.ndjson`,
+ * synced before it takes its name; no file when there were none.
+ */
 async function exportEvents(
   db: Db,
   source: { readonly partition?: string; readonly filter: AuditFilter },
@@ -119,7 +122,8 @@ async function exportEvents(
   await mkdir(directory, { recursive: true });
   const file = join(directory, `${name}.ndjson`);
   const partial = `${file}.partial`;
-  // Member data (account numbers): readable by the service's user alone.
+  // Member data (account numbers): readable by the service's user alone, whatever a crash left.
+  await rm(partial, { force: true });
   const handle = await open(partial, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
   let events = 0;
   try {
