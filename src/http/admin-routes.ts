@@ -42,7 +42,7 @@ import { resetToDemo } from '../seed/reset.js';
 import type { Authenticator } from '../security/authenticator.js';
 import type { RateLimiter } from '../security/rate-limit.js';
 import { demoDataset } from '../store/access.js';
-import type { AuditLog } from '../store/audit.js';
+import type { AuditEvent, AuditLog } from '../store/audit.js';
 import { RecordFileError } from '../store/record-file.js';
 import { exportRecords, StoreBusyError } from '../store/record-transfer.js';
 import type { RateLimit } from './metrics.js';
@@ -392,17 +392,7 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOp
   const admit = async (request: FastifyRequest, reply: FastifyReply) => {
     const route = request.routeOptions.config.admin;
     if (!route) return;
-    request.bearer = await authenticator.authenticateBearer(request.headers.authorization);
-    const decision = await limiter.hit(`token:${request.bearer.tokenName}`, general);
-    if (!decision.allowed) {
-      options.onRateLimited?.('token');
-      const retryAfter = Math.max(1, decision.retryAfterSeconds);
-      throw new Problem(429, 'RATE_LIMITED', `Too many requests; retry in ${retryAfter} s`, undefined, {
-        'retry-after': String(retryAfter),
-      });
-    }
-    reply.header('ratelimit-remaining', String(decision.remaining));
-    reply.header('cache-control', 'no-store');
+    await admitBearer(request, reply, { authenticator, limiter, general, onRateLimited: options.onRateLimited });
     if (!route.scopes.some((scope) => request.bearer!.scopes.includes(scope))) {
       throw forbidden(`The token lacks the ${route.scopes[0]} scope`);
     }
@@ -429,26 +419,63 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOp
     admin.addHook('onResponse', async (request, reply) => {
       const route = request.routeOptions.config.admin;
       if (!route) return;
-      audit.record({
-        requestId: request.id,
-        tokenName: request.bearer?.tokenName ?? null,
-        userNumber: null,
-        memberAccount: null,
-        operation: route.operation,
-        accountNumbers: [],
-        collateralNumber: null,
-        status: reply.statusCode,
-        // A streamed answer that was cut off (its client left, or reading failed) says so.
-        code:
-          request.problemCode ??
-          (request.streamed === undefined || request.streamed === 'complete' ? null : 'INCOMPLETE'),
-        coreLatencyMs: null,
-        coreOutcome: null,
-        target: request.auditTarget ?? null,
-      });
+      // A streamed answer that was cut off (its client left, or reading failed) says so.
+      const cutOff = request.streamed !== undefined && request.streamed !== 'complete';
+      audit.record(adminEvent(request, reply, route.operation, request.auditTarget, cutOff ? 'INCOMPLETE' : undefined));
     });
     for (const route of routes) admin.route(routeOptions(route));
   });
+}
+
+/** What the gate of an administrative call needs. */
+export interface AdminGate {
+  readonly authenticator: Authenticator;
+  readonly limiter: RateLimiter;
+  /** The token's rate limit, as for any call. */
+  readonly general: { readonly limit: number; readonly windowSeconds: number };
+  readonly onRateLimited?: (limit: RateLimit) => void;
+}
+
+/**
+ * The gate every administrative call passes first (the admin routes', the fault rules'): a live bearer token
+ * (401), within its rate limit (429); the answer is never cached. Scopes are the caller's to check.
+ */
+export async function admitBearer(request: FastifyRequest, reply: FastifyReply, gate: AdminGate): Promise<void> {
+  request.bearer = await gate.authenticator.authenticateBearer(request.headers.authorization);
+  const decision = await gate.limiter.hit(`token:${request.bearer.tokenName}`, gate.general);
+  if (!decision.allowed) {
+    gate.onRateLimited?.('token');
+    const retryAfter = Math.max(1, decision.retryAfterSeconds);
+    throw new Problem(429, 'RATE_LIMITED', `Too many requests; retry in ${retryAfter} s`, undefined, {
+      'retry-after': String(retryAfter),
+    });
+  }
+  reply.header('ratelimit-remaining', String(decision.remaining));
+  reply.header('cache-control', 'no-store');
+}
+
+/** The audit event of an administrative call: who did `operation` to `target`, and how it ended. */
+export function adminEvent(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  operation: string,
+  target: string | undefined,
+  code?: ProblemCode | 'INCOMPLETE',
+): AuditEvent {
+  return {
+    requestId: request.id,
+    tokenName: request.bearer?.tokenName ?? null,
+    userNumber: null,
+    memberAccount: null,
+    operation,
+    accountNumbers: [],
+    collateralNumber: null,
+    status: reply.statusCode,
+    code: request.problemCode ?? code ?? null,
+    coreLatencyMs: null,
+    coreOutcome: null,
+    target: target ?? null,
+  };
 }
 
 function routeOptions(route: AdminRoute): RouteOptions {

@@ -9,13 +9,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import { FAULT_RULE_LIMITS, FaultRuleRequest, FaultRuleSchema, faultRulesDisabled } from '../contract/fault-rules.js';
-import { forbidden, Problem, type ProblemCode } from '../contract/problems.js';
+import { forbidden, type ProblemCode } from '../contract/problems.js';
 import type { Db } from '../database/database.js';
 import { faultRuleAdmin } from '../operations/fault-rules.js';
 import type { Authenticator } from '../security/authenticator.js';
 import type { RateLimiter } from '../security/rate-limit.js';
 import type { AuditLog } from '../store/audit.js';
-import { ADMIN_PROBLEMS_KEY, ADMIN_TAG } from './admin-routes.js';
+import { ADMIN_PROBLEMS_KEY, ADMIN_TAG, adminEvent, admitBearer } from './admin-routes.js';
 import type { FaultRules } from './fault-rules.js';
 import type { RateLimit } from './metrics.js';
 
@@ -34,10 +34,6 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** A fault-rule route's name in the audit trail (`admin:faults.add`). */
     faultRulesAudit?: string;
-  }
-  interface FastifyRequest {
-    /** The rule a fault-rule call acted on, for its audit event. */
-    faultRuleTarget?: string;
   }
 }
 
@@ -80,18 +76,8 @@ export function registerFaultRuleRoutes(app: FastifyInstance, options: FaultRule
 
   /** Who may call: a live bearer token (401), within its rate limit (429), with `admin` (403), faults on (403). */
   const admit = async (request: FastifyRequest, reply: FastifyReply) => {
-    request.bearer = await authenticator.authenticateBearer(request.headers.authorization);
-    const decision = await limiter.hit(`token:${request.bearer.tokenName}`, general);
-    if (!decision.allowed) {
-      options.onRateLimited?.('token');
-      const retryAfter = Math.max(1, decision.retryAfterSeconds);
-      throw new Problem(429, 'RATE_LIMITED', `Too many requests; retry in ${retryAfter} s`, undefined, {
-        'retry-after': String(retryAfter),
-      });
-    }
-    reply.header('ratelimit-remaining', String(decision.remaining));
-    reply.header('cache-control', 'no-store');
-    if (!request.bearer.scopes.includes('admin')) throw forbidden('The token lacks the admin scope');
+    await admitBearer(request, reply, { authenticator, limiter, general, onRateLimited: options.onRateLimited });
+    if (!request.bearer!.scopes.includes('admin')) throw forbidden('The token lacks the admin scope');
     if (!rules) throw faultRulesDisabled();
   };
 
@@ -100,20 +86,7 @@ export function registerFaultRuleRoutes(app: FastifyInstance, options: FaultRule
     faults.addHook('onResponse', async (request, reply) => {
       const operation = request.routeOptions.config.faultRulesAudit;
       if (!operation) return;
-      audit.record({
-        requestId: request.id,
-        tokenName: request.bearer?.tokenName ?? null,
-        userNumber: null,
-        memberAccount: null,
-        operation,
-        accountNumbers: [],
-        collateralNumber: null,
-        status: reply.statusCode,
-        code: request.problemCode ?? null,
-        coreLatencyMs: null,
-        coreOutcome: null,
-        target: request.faultRuleTarget ?? null,
-      });
+      audit.record(adminEvent(request, reply, operation, request.auditTarget));
     });
 
     faults.post(
@@ -138,7 +111,7 @@ export function registerFaultRuleRoutes(app: FastifyInstance, options: FaultRule
       },
       async (request, reply) => {
         const added = await faultRuleAdmin.add(db, request.body as FaultRuleRequest, request.bearer?.tokenName ?? null);
-        request.faultRuleTarget = `fault:${added.id}`;
+        request.auditTarget = `fault:${added.id}`;
         rules!.invalidate();
         return reply.code(201).send(added);
       },
@@ -176,7 +149,7 @@ export function registerFaultRuleRoutes(app: FastifyInstance, options: FaultRule
       },
       async (request) => {
         const { id } = request.params as { id: string };
-        request.faultRuleTarget = `fault:${id}`;
+        request.auditTarget = `fault:${id}`;
         const removed = await faultRuleAdmin.remove(db, Number(id));
         rules!.invalidate();
         return removed;
@@ -193,7 +166,7 @@ export function registerFaultRuleRoutes(app: FastifyInstance, options: FaultRule
         },
       },
       async (request) => {
-        request.faultRuleTarget = 'faults';
+        request.auditTarget = 'faults';
         const removed = await faultRuleAdmin.clear(db);
         rules!.invalidate();
         return removed;

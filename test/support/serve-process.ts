@@ -21,7 +21,7 @@ export interface Served {
 export interface Starting {
   readonly child: ChildProcess;
   output(): string;
-  /** Resolves once it serves (and `ready` matches its output); rejects if it exits first or takes 120 s. */
+  /** Resolves once it serves (and `ready` matches its output); rejects if it exits first or takes 120 s (killed). */
   readonly listening: Promise<Served>;
 }
 
@@ -44,7 +44,12 @@ export function spawnServe(options: ServeOptions = {}): Starting {
   });
   let output = '';
   const listening = new Promise<Served>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not listen within 120 s:\n${output}`)), 120_000);
+    // A server that never listens is not left running; the timer holds no test process open.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`serve did not listen within 120 s:\n${output}`));
+    }, 120_000);
+    timer.unref();
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = SERVING.exec(output);
