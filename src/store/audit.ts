@@ -204,7 +204,8 @@ function pageOf(
       // statistics of a million rare accounts), and would walk every partition's key index filtering (seconds
       // at tens of millions of events). Ordered by expressions, it takes the GIN index's few matches and sorts
       // them: the time stays that of the account's events, however long the trail.
-      .orderBy(account === undefined ? sql`at` : sql`at + interval '0 s'`)
+      // Qualified: a bare `at` in ORDER BY would be the answer's text column of that name, sorted by hand.
+      .orderBy(account === undefined ? sql.ref(`${table}.at`) : sql`${sql.ref(`${table}.at`)} + interval '0 s'`)
       .orderBy(account === undefined ? sql`id` : sql`id + 0`)
       .limit(limit)
       .execute()
