@@ -2,7 +2,7 @@
  * The gateway's cost over several bench runs (issue 33, "The gateway's cost, measured"): each number of
  * `gatewayCost` as the median across the results files given, the gateway-to-forwarder ratios as the median of
  * each run's own ratio (both fronts of a run met the same machine), the verdicts against the targets, and the
- * machine's load in each run. Prints Markdown, as docs/gateway-cost.md shows it.
+ * machine's load in each run. Prints Markdown, as docs/performance.md ("The gateway's cost") shows it.
  *
  * Run: node --import tsx bench/gateway-cost.ts bench/results/<run 1>.json bench/results/<run 2>.json …
  */

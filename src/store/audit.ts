@@ -149,8 +149,27 @@ const AUDIT_COLUMNS = [
 /** Events that touched an account: named in the event, or its caller's member account (by the GIN index). */
 const touches = (account: string) => sql<boolean>`${sql.raw(AUDIT_ACCOUNTS_SQL)} @> array[${account}]::text[]`;
 
-/** A page of `page`, read from the trail or one of its partitions. */
+/**
+ * A page of `page`, read from the trail or one of its partitions. By account, in a transaction of its own
+ * without parallel workers or JIT: the planner, which cannot estimate a rare account, would start two workers
+ * and compile the plan (over 100 ms together) to read the few events the GIN index gives.
+ */
 function pageOf(
+  db: Db,
+  table: 'audit_event',
+  filter: AuditFilter,
+  after: AuditPosition | undefined,
+  limit: number,
+): Promise<AuditRecord[]> {
+  if (filter.account === undefined) return pageQuery(db, table, filter, after, limit);
+  return db.transaction().execute(async (trx) => {
+    await sql`set local max_parallel_workers_per_gather = 0`.execute(trx);
+    await sql`set local jit = off`.execute(trx);
+    return pageQuery(trx, table, filter, after, limit);
+  });
+}
+
+function pageQuery(
   db: Db,
   table: 'audit_event',
   filter: AuditFilter,
