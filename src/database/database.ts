@@ -304,7 +304,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
       query_timeout: options.queryTimeoutMs ?? 15_000,
       keepAlive: true,
-      ...(options.schema ? { options: `-c search_path="${options.schema}"` } : {}),
+      // No JIT: every query is a short prepared statement, and a generic plan's estimate (an unknown account
+      // or time) can pass jit_above_cost, which then compiles the plan for tens of milliseconds per call.
+      options: ['-c jit=off', ...(options.schema ? [`-c search_path="${options.schema}"`] : [])].join(' '),
     });
     // An idle client that loses its connection is removed by the pool, which then emits `error`: unheard, it would end the process.
     pool.on('error', onConnectionError);

@@ -151,8 +151,8 @@ const touches = (account: string) => sql<boolean>`${sql.raw(AUDIT_ACCOUNTS_SQL)}
 
 /**
  * A page of `page`, read from the trail or one of its partitions. By account, in a transaction of its own
- * without parallel workers or JIT: the planner, which cannot estimate a rare account, would start two workers
- * and compile the plan (over 100 ms together) to read the few events the GIN index gives.
+ * without parallel workers: the planner, which cannot estimate a rare account, would start two workers (tens
+ * of milliseconds) to read the few events the GIN index gives. (JIT is off for every connection, database.ts.)
  */
 function pageOf(
   db: Db,
@@ -164,7 +164,6 @@ function pageOf(
   if (filter.account === undefined) return pageQuery(db, table, filter, after, limit);
   return db.transaction().execute(async (trx) => {
     await sql`set local max_parallel_workers_per_gather = 0`.execute(trx);
-    await sql`set local jit = off`.execute(trx);
     return pageQuery(trx, table, filter, after, limit);
   });
 }
