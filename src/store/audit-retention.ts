@@ -16,14 +16,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { Database, Db } from '../database/database.js';
 import { AUDIT_DAY_PARTITION, AUDIT_DEFAULT_PARTITION, AUDIT_EARLIER_PARTITION } from '../database/schema.js';
-import {
-  auditEventOf,
-  auditEvents,
-  positionOf,
-  type AuditFilter,
-  type AuditPosition,
-  type AuditRecord,
-} from './audit.js';
+import { auditEventOf, auditEvents, positionOf, type AuditFilter, type AuditPosition } from './audit.js';
 
 export interface AuditRetentionOptions {
   /** Events older than this many days are retired; 0 keeps them all. */
@@ -115,7 +108,7 @@ async function createDay(db: Db, day: Date): Promise<string> {
  */
 async function exportEvents(
   db: Db,
-  source: { readonly partition?: string; readonly filter: AuditFilter },
+  source: { readonly table: string; readonly filter: AuditFilter },
   directory: string,
   name: string,
 ): Promise<{ file?: string; events: number }> {
@@ -128,9 +121,7 @@ async function exportEvents(
   let events = 0;
   try {
     for (let after: AuditPosition | undefined; ;) {
-      const rows: AuditRecord[] = source.partition
-        ? await auditEvents.pageOfPartition(db, source.partition, source.filter, after, EXPORT_PAGE)
-        : await auditEvents.page(db, source.filter, after, EXPORT_PAGE);
+      const rows = await auditEvents.pageFrom(db, source.table, source.filter, after, EXPORT_PAGE);
       if (rows.length > 0) {
         await handle.write(rows.map((row) => `${JSON.stringify(auditEventOf(row))}\n`).join(''));
         events += rows.length;
@@ -176,7 +167,7 @@ async function partitionedRound(db: Db, options: AuditRetentionOptions, now: Dat
   const cutoff = startOfUtcDay(addDays(now, -options.retentionDays));
   for (const partition of ranged.filter((p) => p.to <= cutoff).sort((a, b) => a.to.getTime() - b.to.getTime())) {
     const exported = options.exportDir
-      ? await exportEvents(db, { partition: partition.name, filter: {} }, options.exportDir, partition.name)
+      ? await exportEvents(db, { table: partition.name, filter: {} }, options.exportDir, partition.name)
       : { events: await countOf(db, partition.name) };
     await db.transaction().execute(async (trx) => {
       await sql`set local lock_timeout = ${sql.lit(LOCK_TIMEOUT)}`.execute(trx);
@@ -188,7 +179,7 @@ async function partitionedRound(db: Db, options: AuditRetentionOptions, now: Dat
   const stale = `${AUDIT_DEFAULT_PARTITION}_before_${compactDay(cutoff)}`;
   const filter = { to: cutoff };
   const exported = options.exportDir
-    ? await exportEvents(db, { partition: AUDIT_DEFAULT_PARTITION, filter }, options.exportDir, stale)
+    ? await exportEvents(db, { table: AUDIT_DEFAULT_PARTITION, filter }, options.exportDir, stale)
     : { events: await countOf(db, AUDIT_DEFAULT_PARTITION, cutoff) };
   if (exported.events > 0) {
     await sql`delete from ${sql.table(AUDIT_DEFAULT_PARTITION)} where at < ${cutoff.toISOString()}::timestamptz`.execute(
@@ -205,7 +196,7 @@ async function plainRound(db: Db, options: AuditRetentionOptions, now: Date): Pr
   const cutoff = startOfUtcDay(addDays(now, -options.retentionDays));
   const name = `audit_event_before_${compactDay(cutoff)}`;
   const exported = options.exportDir
-    ? await exportEvents(db, { filter: { to: cutoff } }, options.exportDir, name)
+    ? await exportEvents(db, { table: 'audit_event', filter: { to: cutoff } }, options.exportDir, name)
     : { events: await countOf(db, 'audit_event', cutoff) };
   if (exported.events === 0) return { busy: false, created: [], retired: [] };
   await sql`delete from audit_event where at < ${cutoff.toISOString()}::timestamptz`.execute(db);

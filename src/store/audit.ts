@@ -9,10 +9,10 @@
  * `bufferMax` events; a batch it refuses for its content is written row by row, so one bad event never
  * costs the others theirs. Values are made storable first (no NUL, no unpaired surrogate, column widths).
  */
-import { CompiledQuery, sql } from 'kysely';
+import { CompiledQuery, sql, type ExpressionBuilder } from 'kysely';
 import { isConnectionFailure, type Db } from '../database/database.js';
 import { AUDIT_ACCOUNTS_SQL } from '../database/schema.js';
-import { fixedTables } from '../database/tables.js';
+import { fixedTables, type FixedTables } from '../database/tables.js';
 import { isoTime, likeLiteral } from './sql-text.js';
 
 export interface AuditEvent {
@@ -146,6 +146,23 @@ const AUDIT_COLUMNS = [
   'trace_id',
 ] as const satisfies readonly (keyof AuditInsert)[];
 
+/** The columns of an `AuditRow`, as every read of the trail selects them. */
+const rowColumns = (eb: ExpressionBuilder<FixedTables, 'audit_event'>) =>
+  [
+    isoTime(eb.ref('at')).as('at'),
+    'request_id as requestId',
+    'token_name as tokenName',
+    'user_number as userNumber',
+    'member_account as memberAccount',
+    'operation',
+    'account_numbers as accountNumbers',
+    'collateral_number as collateralNumber',
+    'status',
+    'code',
+    'core_latency_ms as coreLatencyMs',
+    'core_outcome as coreOutcome',
+  ] as const;
+
 /** Events that touched an account: named in the event, or its caller's member account (by the GIN index). */
 const touches = (account: string) => sql<boolean>`${sql.raw(AUDIT_ACCOUNTS_SQL)} @> array[${account}]::text[]`;
 
@@ -181,20 +198,9 @@ function pageQuery(
     fixedTables(db)
       .selectFrom(table)
       .select((eb) => [
+        ...rowColumns(eb),
         'id',
-        isoTime(eb.ref('at')).as('at'),
         sql<string>`to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('positionAt'),
-        'request_id as requestId',
-        'token_name as tokenName',
-        'user_number as userNumber',
-        'member_account as memberAccount',
-        'operation',
-        'account_numbers as accountNumbers',
-        'collateral_number as collateralNumber',
-        'status',
-        'code',
-        'core_latency_ms as coreLatencyMs',
-        'core_outcome as coreOutcome',
         'target',
         'trace_id as traceId',
       ])
@@ -278,11 +284,11 @@ export const auditEvents = {
   },
 
   /**
-   * Events of one partition of the trail (PostgreSQL) as `page` reads the whole: what is exported of a
-   * partition before it is retired (store/audit-retention.ts).
+   * A page as `page` reads it, from `table`: the trail, or one of its partitions (PostgreSQL), as what is
+   * exported before it is retired (store/audit-retention.ts).
    */
-  pageOfPartition(db: Db, partition: string, filter: AuditFilter, after: AuditPosition | undefined, limit: number) {
-    return pageOf(db, partition as 'audit_event', filter, after, limit);
+  pageFrom(db: Db, table: string, filter: AuditFilter, after: AuditPosition | undefined, limit: number) {
+    return pageOf(db, table as 'audit_event', filter, after, limit);
   },
 
   /** Events since a time, optionally of one account (named in the event or its member), oldest first. */
@@ -290,20 +296,7 @@ export const auditEvents = {
     const { accountNumber } = options;
     return fixedTables(db)
       .selectFrom('audit_event')
-      .select((eb) => [
-        isoTime(eb.ref('at')).as('at'),
-        'request_id as requestId',
-        'token_name as tokenName',
-        'user_number as userNumber',
-        'member_account as memberAccount',
-        'operation',
-        'account_numbers as accountNumbers',
-        'collateral_number as collateralNumber',
-        'status',
-        'code',
-        'core_latency_ms as coreLatencyMs',
-        'core_outcome as coreOutcome',
-      ])
+      .select(rowColumns)
       .where('at', '>=', sql<Date>`${since.toISOString()}::timestamptz`)
       .$if(Boolean(accountNumber), (query) => query.where(touches(accountNumber!)))
       .orderBy('id')
