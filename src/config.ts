@@ -286,33 +286,12 @@ function trustedProxies(env: NodeJS.ProcessEnv): string[] {
   return entries;
 }
 
-/** The public base URL of the service (`COREGATE_PUBLIC_URL`): http or https, nothing after the path. */
-function publicUrl(env: NodeJS.ProcessEnv): URL | undefined {
-  const raw = env.COREGATE_PUBLIC_URL;
-  if (!raw) return undefined;
-  let url: URL | undefined;
-  try {
-    url = new URL(raw);
-  } catch {
-    url = undefined;
-  }
-  if (
-    !url ||
-    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
-    url.search ||
-    url.hash ||
-    url.username ||
-    url.password
-  )
-    throw new Error(
-      `COREGATE_PUBLIC_URL must be an http:// or https:// URL without query, fragment or credentials, got "${raw}"`,
-    );
-  return url;
-}
-
-/** `COREGATE_URL`: the base URL of a running coregate (http or https, no query, fragment or credentials). */
-function adminUrl(env: NodeJS.ProcessEnv): URL | undefined {
-  const raw = env.COREGATE_URL;
+/**
+ * A base URL setting: http or https, with no query, fragment or credentials; undefined when unset. `what`
+ * says in the error what the URL must be.
+ */
+function baseUrl(env: NodeJS.ProcessEnv, name: string, what: string): URL | undefined {
+  const raw = env[name];
   if (!raw) return undefined;
   let url: URL | undefined;
   try {
@@ -321,11 +300,16 @@ function adminUrl(env: NodeJS.ProcessEnv): URL | undefined {
     url = undefined;
   }
   if (!url || !['http:', 'https:'].includes(url.protocol) || url.search || url.hash || url.username || url.password)
-    throw new Error(
-      `COREGATE_URL must be the http:// or https:// URL of a running coregate, without query, fragment or credentials, got "${raw}"`,
-    );
+    throw new Error(`${name} must be ${what} without query, fragment or credentials, got "${raw}"`);
   return url;
 }
+
+/** The public base URL of the service (`COREGATE_PUBLIC_URL`). */
+const publicUrl = (env: NodeJS.ProcessEnv) => baseUrl(env, 'COREGATE_PUBLIC_URL', 'an http:// or https:// URL');
+
+/** `COREGATE_URL`: the base URL of a running coregate. */
+const adminUrl = (env: NodeJS.ProcessEnv) =>
+  baseUrl(env, 'COREGATE_URL', 'the http:// or https:// URL of a running coregate,');
 
 const POLICY_PREFIX = 'COREGATE_CREDENTIALS_';
 
