@@ -89,7 +89,7 @@ for (const backend of BACKENDS) {
           .transaction()
           .execute((trx) => idempotencyKeys.reserve(trx, 'maintenance', 'reuse', 'b'.repeat(64), hours));
       assert.deepEqual(await reserve(3), { kind: 'conflict' });
-      assert.deepEqual(await reserve(1), { kind: 'reserved' });
+      assert.equal((await reserve(1)).kind, 'reserved');
     });
 
     test('the app sweeps once at start and then every interval, until it closes', async () => {

@@ -833,10 +833,41 @@ for (const backend of BACKENDS) {
       test('an idempotency key is reserved once, then replayed with its response, or refused for another request', async () => {
         const reserve = (hash: string) =>
           db.transaction().execute((trx) => idempotencyKeys.reserve(trx, 'store-test', 'key-1', hash, 24));
-        assert.deepEqual(await reserve('a'.repeat(64)), { kind: 'reserved' });
+        assert.equal((await reserve('a'.repeat(64))).kind, 'reserved');
         await idempotencyKeys.complete(db, 'store-test', 'key-1', 200, { ok: true });
         assert.deepEqual(await reserve('a'.repeat(64)), { kind: 'replay', status: 200, response: { ok: true } });
         assert.deepEqual(await reserve('b'.repeat(64)), { kind: 'conflict' });
+      });
+
+      test('a late change to a key names its reservation: it leaves a later reservation of the key alone', async () => {
+        const hash = 'c'.repeat(64);
+        const reserve = () => idempotencyKeys.reserve(db, 'store-test', 'key-late', hash, 24);
+        const pending = async () =>
+          (
+            await sql<{ status: number | null }>`select status from idempotency_key
+              where token_name = 'store-test' and key = 'key-late'`.execute(db)
+          ).rows;
+        const first = await reserve();
+        assert.equal(first.kind, 'reserved');
+        const firstStamp = (first as { stamp: string }).stamp;
+        await idempotencyKeys.release(db, 'store-test', 'key-late', firstStamp);
+        assert.deepEqual(await pending(), [], 'released');
+        const second = await reserve();
+        assert.equal(second.kind, 'reserved');
+        assert.notEqual((second as { stamp: string }).stamp, firstStamp);
+        // The first attempt's release and answer, written late (store/key-writes.ts), find no reservation of theirs.
+        await idempotencyKeys.release(db, 'store-test', 'key-late', firstStamp);
+        await idempotencyKeys.complete(db, 'store-test', 'key-late', 504, { code: 'CORE_TIMEOUT' }, firstStamp);
+        assert.deepEqual(await pending(), [{ status: null }], 'the second reservation, untouched');
+        await idempotencyKeys.complete(
+          db,
+          'store-test',
+          'key-late',
+          200,
+          { ok: 2 },
+          (second as { stamp: string }).stamp,
+        );
+        assert.deepEqual(await reserve(), { kind: 'replay', status: 200, response: { ok: 2 } });
       });
     });
   });

@@ -22,6 +22,7 @@ import type { DatabaseKind, Db } from '../database/database.js';
 import { errorHandler, sendProblem } from './error-handler.js';
 import { registerJsonBodyParser } from './json-body.js';
 import { registerMaintenance } from './maintenance.js';
+import { KEY_WRITES_DEFAULTS, KeyWrites } from '../store/key-writes.js';
 import { registerAdminRoutes } from './admin-routes.js';
 import { registerFaultRuleRoutes } from './fault-rule-routes.js';
 import { FaultRules } from './fault-rules.js';
@@ -281,9 +282,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const faultRules = config.sandboxFaults
     ? new FaultRules(new FaultRuleSet(db, app.log), new SimulatedFailures(config, codec.mapping))
     : undefined;
+  // A gateway's key released or answered after its call, while the database was away, is written once it is back.
+  const keyWrites = new KeyWrites({
+    ...KEY_WRITES_DEFAULTS,
+    onEvent: (event) => {
+      if (event.kind === 'waiting')
+        app.log.warn({ err: event.error }, 'Idempotency-Key changes kept in memory until the database is back');
+      else if (event.kind === 'written')
+        app.log.info({ written: event.written }, 'kept Idempotency-Key changes written');
+      else app.log.warn({ key: event.key }, 'a kept Idempotency-Key change was given up: the key waits for a takeover');
+    },
+  });
+  app.addHook('onClose', () => keyWrites.close());
   const pipeline = new OperationPipeline({
     core,
     db,
+    keyWrites,
     secrets,
     config,
     sharedSchemas: SHARED_SCHEMAS,

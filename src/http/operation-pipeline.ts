@@ -21,6 +21,7 @@ import type { Authenticator, BearerIdentity, CredentialIdentity } from '../secur
 import type { RateLimiter } from '../security/rate-limit.js';
 import type { AuditEvent, AuditLog } from '../store/audit.js';
 import type { Db } from '../database/database.js';
+import type { KeyWrites } from '../store/key-writes.js';
 import { propertyErrors, type AjvError } from './error-handler.js';
 import type { RateLimit } from './metrics.js';
 import type { Face } from '../contract/fault-rules.js';
@@ -53,6 +54,8 @@ export interface OperationPipelineOptions {
   /** What answers: the store, or a SymXchange core (gateway mode). */
   readonly core: Core;
   readonly db: Db;
+  /** Gateway mode: changes to a key that the database could not take after the call, written when it is back. */
+  readonly keyWrites: KeyWrites;
   readonly secrets: Secrets;
   readonly config: Config;
   /** The schemas operations' requests and responses refer to. */
@@ -246,7 +249,10 @@ export class OperationPipeline {
       ? await fromCore(context)
       : core.kind === 'store'
         ? await runWrite(write, (trx) => fromCore({ ...context, db: trx }))
-        : await runKeyedCoreWrite({ ...write, abandonedAfterMs: this.keyAbandonedAfterMs }, () => fromCore(context));
+        : await runKeyedCoreWrite(
+            { ...write, abandonedAfterMs: this.keyAbandonedAfterMs, keyWrites: this.options.keyWrites },
+            () => fromCore(context),
+          );
     this.checkResponse?.(operation, result);
     if (transactional) request.auditedInTransaction = true;
     if (operation.auditAccounts) request.auditAccounts = operation.auditAccounts(result);

@@ -9,10 +9,11 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import type { CompiledQuery } from 'kysely';
-import type { Db } from '../database/database.js';
-import { idempotencyKeys, type Reservation } from '../store/idempotency.js';
+import { idempotencyKeys, type Reservation, type ReservationStamp } from '../store/idempotency.js';
+import type { KeyWrites } from '../store/key-writes.js';
+import { isConnectionFailure, type Db } from '../database/database.js';
 import { canonicalJson } from '../contract/canonical-json.js';
-import { Problem, validationFailed, type ProblemCode } from '../contract/problems.js';
+import { databaseUnavailable, Problem, validationFailed, type ProblemCode } from '../contract/problems.js';
 import { mayHaveBeenApplied } from '../core/index.js';
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
@@ -127,22 +128,17 @@ export async function runWrite(request: WriteRequest, apply: (trx: Db) => Promis
  * the call, so a retry meanwhile is told 409 `IDEMPOTENCY_KEY_IN_PROGRESS` rather than waiting on a
  * database lock; the answer and the audit event are committed together after it; a failed call releases
  * the key, so a retry runs afresh. A reservation older than `abandonedAfterMs` (its holder died mid-call)
- * is taken over.
+ * is taken over. A change to the key the database cannot take after the call (it went away meanwhile) is
+ * kept by `keyWrites` and written once it is back; the caller is told what the call met.
  */
-/** Keeps `problem` as the key's answer, and throws it. */
-async function settleUnsure(db: Db, owner: string, key: string, problem: Problem): Promise<never> {
-  await idempotencyKeys.complete(db, owner, key, problem.status, { code: problem.code, detail: problem.detail });
-  throw problem;
-}
-
 export async function runKeyedCoreWrite(
-  request: WriteRequest & { readonly abandonedAfterMs: number },
+  request: WriteRequest & { readonly abandonedAfterMs: number; readonly keyWrites: KeyWrites },
   call: () => Promise<unknown>,
 ): Promise<unknown> {
   const key = idempotencyKeyOf(request.idempotencyKeyHeader);
   if (key === undefined) throw new Error('runKeyedCoreWrite needs an Idempotency-Key');
   const owner = keyOwner(request.tokenName);
-  const { db } = request;
+  const { db, keyWrites } = request;
   const reservation = await idempotencyKeys.reserve(
     db,
     owner,
@@ -151,22 +147,50 @@ export async function runKeyedCoreWrite(
     request.retentionHours,
     request.abandonedAfterMs,
   );
+  /** Keeps `problem` as the answer of the reservation held, and throws it. */
+  const settleUnsure = async (stamp: ReservationStamp, problem: Problem): Promise<never> => {
+    const answer = { code: problem.code, detail: problem.detail };
+    await keyWrites.run(owner, key, () => idempotencyKeys.complete(db, owner, key, problem.status, answer, stamp));
+    throw problem;
+  };
   if (reservation.kind === 'abandoned') {
-    await settleUnsure(db, owner, key, new Problem(504, 'CORE_TIMEOUT', ABANDONED_WRITE));
+    await settleUnsure(reservation.stamp, new Problem(504, 'CORE_TIMEOUT', ABANDONED_WRITE));
   }
   const settled = await settle(request, reservation, () => request.audit(db));
   if (settled) return settled.replay;
+  const { stamp } = reservation as Extract<Reservation, { kind: 'reserved' }>;
   let result: unknown;
   try {
     result = await call();
   } catch (error) {
     // Sent and unanswered, the write may have been applied: its key keeps that answer, so no retry with
     // it sends the write twice. Any other failure frees the key, and a retry runs afresh.
-    if (mayHaveBeenApplied(error)) await settleUnsure(db, owner, key, error as Problem);
-    await idempotencyKeys.release(db, owner, key);
+    if (mayHaveBeenApplied(error)) await settleUnsure(stamp, error as Problem);
+    await keyWrites.run(owner, key, () => idempotencyKeys.release(db, owner, key, stamp));
     throw error;
   }
-  // The key's answer and the audit event in one statement: they commit together, in one round trip.
-  await request.audit(db, idempotencyKeys.completion(db, owner, key, 200, result));
+  // The key's answer and the audit event in one statement: they commit together, in one round trip. When
+  // the database is away, the answer is kept for later and the caller told so (503, audited as such, with
+  // the core's outcome); a retry with the key replays the answer once it is written.
+  const completion = idempotencyKeys.completion(db, owner, key, 200, result, stamp);
+  try {
+    await request.audit(db, completion);
+  } catch (error) {
+    if (!isConnectionFailure(error)) throw error;
+    keyWrites.keep(owner, key, () => db.executeQuery(completion).then(() => undefined), error);
+    throw answerKept();
+  }
   return result;
+}
+
+/** What a caller is told when the core applied its update but the database could not keep the answer yet. */
+function answerKept(): Problem {
+  return new Problem(
+    503,
+    'UNAVAILABLE',
+    'The core applied the update, but the database is not reachable to record its answer: retry with the same ' +
+      'Idempotency-Key shortly to get it',
+    undefined,
+    databaseUnavailable().headers,
+  );
 }

@@ -13,14 +13,24 @@ import { fixedTables } from '../database/tables.js';
 /** The database's time `hours` ago: keys created before it are expired. */
 const expiredBefore = (hours: number) => sql<Date>`now() - make_interval(hours => ${hours})`;
 
+/**
+ * Which reservation of a key an attempt holds: its `created_at`, as the database's text (microseconds kept).
+ * A key released and reserved again, or taken over, is another reservation, which the first holder's late
+ * writes (store/key-writes.ts) leave alone.
+ */
+export type ReservationStamp = string;
+
 export type Reservation =
-  | { readonly kind: 'reserved' }
+  | { readonly kind: 'reserved'; readonly stamp: ReservationStamp }
   /** Another attempt with this key holds it and has not finished (gateway mode only: a committed reservation). */
   | { readonly kind: 'pending' }
   /** A pending reservation older than any live attempt: its holder died, maybe after sending the write. */
-  | { readonly kind: 'abandoned' }
+  | { readonly kind: 'abandoned'; readonly stamp: ReservationStamp }
   | { readonly kind: 'replay'; readonly status: number | null; readonly response: unknown }
   | { readonly kind: 'conflict' };
+
+/** A reservation's stamp, as `returning` reads it. */
+const stampOf = sql<ReservationStamp>`created_at::text`.as('stamp');
 
 export const idempotencyKeys = {
   /**
@@ -45,7 +55,7 @@ export const idempotencyKeys = {
         .insertInto('idempotency_key')
         .values({ token_name: tokenName, key, request_hash: requestHash })
         .onConflict((oc) => oc.doNothing())
-        .returning('key')
+        .returning(stampOf)
         .executeTakeFirst();
     const existing = () =>
       keys
@@ -55,7 +65,8 @@ export const idempotencyKeys = {
         .where('token_name', '=', tokenName)
         .where('key', '=', key)
         .executeTakeFirst();
-    if (await insert()) return { kind: 'reserved' };
+    const inserted = await insert();
+    if (inserted) return { kind: 'reserved', stamp: inserted.stamp };
     let row = await existing();
     if (row?.expired) {
       await keys
@@ -64,7 +75,8 @@ export const idempotencyKeys = {
         .where('key', '=', key)
         .where('created_at', '<', expiredBefore(retentionHours))
         .execute();
-      if (await insert()) return { kind: 'reserved' };
+      const again = await insert();
+      if (again) return { kind: 'reserved', stamp: again.stamp };
       row = await existing();
     }
     if (!row || row.request_hash !== requestHash) return { kind: 'conflict' };
@@ -77,35 +89,57 @@ export const idempotencyKeys = {
       .where('key', '=', key)
       .where('status', 'is', null)
       .where('created_at', '<', sql<Date>`now() - make_interval(secs => ${abandonedAfterMs / 1000})`)
-      .returning('key')
+      .returning(stampOf)
       .executeTakeFirst();
-    return takenOver ? { kind: 'abandoned' } : { kind: 'pending' };
+    return takenOver ? { kind: 'abandoned', stamp: takenOver.stamp } : { kind: 'pending' };
   },
 
-  /** Gives up a pending reservation (the attempt failed), so that a retry runs afresh. */
-  async release(db: Db, tokenName: string, key: string): Promise<void> {
+  /**
+   * Gives up a pending reservation (the attempt failed), so that a retry runs afresh: the reservation
+   * `stamp` names (`reserve`'s), and no later one of the same key.
+   */
+  async release(db: Db, tokenName: string, key: string, stamp: ReservationStamp): Promise<void> {
     await fixedTables(db)
       .deleteFrom('idempotency_key')
       .where('token_name', '=', tokenName)
       .where('key', '=', key)
       .where('status', 'is', null)
+      .where('created_at', '=', sql<Date>`${stamp}::timestamptz`)
       .execute();
   },
 
-  async complete(trx: Db, tokenName: string, key: string, status: number, response: unknown): Promise<void> {
-    await trx.executeQuery(idempotencyKeys.completion(trx, tokenName, key, status, response));
+  /** Completes a key with its answer; given a `stamp`, only that reservation, while it is pending. */
+  async complete(
+    trx: Db,
+    tokenName: string,
+    key: string,
+    status: number,
+    response: unknown,
+    stamp?: ReservationStamp,
+  ): Promise<void> {
+    await trx.executeQuery(idempotencyKeys.completion(trx, tokenName, key, status, response, stamp));
   },
 
   /**
    * The statement that completes a key, compiled and not run: for a caller that commits it in one statement
    * with another change (the audit event of a gateway write, `auditEvents.insertAfter`).
    */
-  completion(db: Db, tokenName: string, key: string, status: number, response: unknown): CompiledQuery {
+  completion(
+    db: Db,
+    tokenName: string,
+    key: string,
+    status: number,
+    response: unknown,
+    stamp?: ReservationStamp,
+  ): CompiledQuery {
     return fixedTables(db)
       .updateTable('idempotency_key')
       .set({ status, response: sql<string>`${JSON.stringify(response)}::jsonb` })
       .where('token_name', '=', tokenName)
       .where('key', '=', key)
+      .$if(stamp !== undefined, (update) =>
+        update.where('status', 'is', null).where('created_at', '=', sql<Date>`${stamp}::timestamptz`),
+      )
       .compile();
   },
 

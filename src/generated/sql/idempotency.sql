@@ -6,7 +6,7 @@
 insert into "idempotency_key" ("token_name", "key", "request_hash")
 values ($1, $2, $3)
 on conflict do nothing
-returning "key";
+returning created_at::text as "stamp";
 
 -- Idempotency-Key: idempotencyKeys.reserve (a retry) (2 of 2)
 select "request_hash",
