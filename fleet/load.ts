@@ -42,6 +42,11 @@ export interface Update {
   lastOutcome: string;
 }
 
+/** A gateway's answer to the retry that took over a key whose holder never finished (src/http/writes.ts). */
+const ABANDONED_KEY = /^The first attempt with this Idempotency-Key ended without an answer/;
+/** How an attempt's outcome says it was that answer. */
+export const KEY_TAKEN_OVER = '(key taken over)';
+
 export interface Recording {
   readonly attempts: Attempt[];
   readonly updates: Update[];
@@ -189,7 +194,12 @@ export function startLoad(plan: LoadPlan, tag: string): RunningLoad {
         update.attempts += 1;
         const applied =
           answer.status === 200 && field(answer.body, 'UpdateStatus', 'isAllFieldsUpdateSuccess') === true;
-        const outcome = answer.status === 200 && !applied ? 'update refused a field' : answer.outcome;
+        const outcome =
+          answer.status === 200 && !applied
+            ? 'update refused a field'
+            : ABANDONED_KEY.test(String(field(answer.body, 'detail')))
+              ? `${answer.outcome} ${KEY_TAKEN_OVER}`
+              : answer.outcome;
         record(fleet, 'updateShareHoldByID', answer, outcome, update);
         update.lastOutcome = outcome;
         if (applied) {
