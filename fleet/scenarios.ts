@@ -107,8 +107,9 @@ function heldKeys(since: number, what: string) {
       const last = Math.max(...retries.map((attempt) => attempt.endedAt));
       const takenOver = retries.filter((attempt) => attempt.outcome.endsWith(KEY_TAKEN_OVER)).length;
       return [
-        `${retries.length} retries of ${keys.size} gateway update(s) met a key still reserved after ${what}, the last ` +
-          `${((last - since) / 1000).toFixed(1)} s after it: ${retries.length - takenOver} were answered 409 ` +
+        `${retries.length} retries of ${keys.size} gateway update(s) sent before ${what} met a key still reserved, ` +
+          `the last ${last > since ? `${((last - since) / 1000).toFixed(1)} s after it` : 'before it'}: ` +
+          `${retries.length - takenOver} were answered 409 ` +
           `IDEMPOTENCY_KEY_IN_PROGRESS, and ${takenOver} took the key over and were told the update may have been ` +
           `applied (docs/fleet.md, "Findings").`,
       ];

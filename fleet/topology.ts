@@ -100,6 +100,10 @@ export async function startFleet(dir: string, log: (line: string) => void): Prom
     // HAProxy's connections to an instance are kept open by HAProxy, not closed under it by the instance.
     COREGATE_KEEP_ALIVE_TIMEOUT_MS: '65000',
     COREGATE_TRUSTED_PROXIES: '127.0.0.1',
+    // On SIGTERM, /ready says 503 while the instance still serves, until HAProxy's checks (every 1 s, then
+    // 500 ms, fall 2) have taken it out; only then does it close HAProxy's idle connections. Closed at the
+    // signal, one could meet a request HAProxy was sending on it: a write it may not send again (docs/fleet.md).
+    COREGATE_SHUTDOWN_DRAIN_MS: '3000',
   };
   const store = [store1!, store2!].map(
     (port, index) =>
