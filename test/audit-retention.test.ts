@@ -9,12 +9,13 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { Db } from '../src/database/database.js';
 import { migrate } from '../src/database/migrations.js';
 import { schemaDdl } from '../src/database/schema.js';
 import { adminAudit } from '../src/operations/administration.js';
-import { auditEvents } from '../src/store/audit.js';
+import { auditEvents, type AuditFilter, type AuditPosition } from '../src/store/audit.js';
+import { capturingDatabase } from '../src/store/query-snapshot.js';
 import { maintainAuditTrail } from '../src/store/audit-retention.js';
 import { BACKENDS, openTestDatabase, type TestDatabase } from './support/harness.js';
 
@@ -174,6 +175,33 @@ for (const backend of BACKENDS) {
         assert.deepEqual(outcome, { busy: true, created: [], retired: [] });
       } finally {
         await other.close();
+      }
+    });
+
+    test("a page of the trail is read in its key's order, from each partition's index: never sorted by hand", async () => {
+      // Whatever the table holds, no plan may sort: with sorting priced out, a page whose order no index
+      // gives would still show a Sort node (as one ordered by the answer's text column once did).
+      const position = { at: '2026-11-25T10:00:00.000001Z', id: 40 };
+      const pages: [string, AuditFilter, AuditPosition | undefined][] = [
+        ['the first page', {}, undefined],
+        ['a page after a position', {}, position],
+        ['a window of time', { from: daysBefore(2), to: NOW }, undefined],
+        ['an operation, after a position', { operation: 'findBySSN' }, position],
+        ['a status class and a token', { status: '2xx', token: 'ci' }, undefined],
+      ];
+      for (const [what, filter, after] of pages) {
+        const captured = capturingDatabase();
+        await auditEvents.page(captured.db, filter, after, 100);
+        const [page] = captured.queries();
+        const plan = await database.db.transaction().execute(async (trx) => {
+          await sql`set local enable_sort = off`.execute(trx);
+          const explained = await trx.executeQuery<{ 'QUERY PLAN': unknown }>(
+            CompiledQuery.raw(`explain (format json) ${page!.sql}`, [...page!.parameters]),
+          );
+          return JSON.stringify(explained.rows[0]!['QUERY PLAN']);
+        });
+        assert.doesNotMatch(plan, /"Node Type":"(Incremental )?Sort"/, `${what}: ${plan}`);
+        assert.match(plan, /"Index Name":"audit_event_/, `${what} reads an index: ${plan}`);
       }
     });
 

@@ -63,7 +63,12 @@ class CapturingDriver implements Driver {
  * control aside) and answers it with the next of `answers` (no rows once they run out).
  * @example const { db, statements } = capturingDatabase(); await tokens.list(db); statements() // ['select "id", … order by "id"']
  */
-export function capturingDatabase(answers: readonly (readonly Row[])[] = []): { db: Db; statements: () => string[] } {
+export function capturingDatabase(answers: readonly (readonly Row[])[] = []): {
+  db: Db;
+  statements: () => string[];
+  /** Each statement with its parameters, to run elsewhere (an `EXPLAIN` of it on a real database). */
+  queries: () => readonly CompiledQuery[];
+} {
   const connection = new CapturingConnection(answers);
   const db = new Kysely<unknown>({
     dialect: {
@@ -73,7 +78,7 @@ export function capturingDatabase(answers: readonly (readonly Row[])[] = []): { 
       createIntrospector: (kysely) => new PostgresIntrospector(kysely),
     },
   });
-  return { db, statements: () => connection.queries.map((query) => query.sql) };
+  return { db, statements: () => connection.queries.map((query) => query.sql), queries: () => connection.queries };
 }
 
 /** The SQL of each statement `hot` sends, in order. */
