@@ -6,7 +6,7 @@
  * meanwhile finds it pending, and a failed attempt releases it. A pending key whose holder died is taken
  * over once it is older than the longest a call can take.
  */
-import { sql, type CompiledQuery } from 'kysely';
+import { CompiledQuery, sql, type Compilable } from 'kysely';
 import type { Db } from '../database/database.js';
 import { fixedTables } from '../database/tables.js';
 
@@ -32,6 +32,45 @@ export type Reservation =
 /** A reservation's stamp, as `returning` reads it. */
 const stampOf = sql<ReservationStamp>`created_at::text`.as('stamp');
 
+/**
+ * A statement of every keyed write, built by Kysely once and then only given each call's parameters, in the
+ * order it binds them (`$1`, `$2`, …): building it anew each time was a tenth of a gateway update's CPU.
+ */
+function builtOnce(build: (db: Db) => Compilable): (db: Db, parameters: readonly unknown[]) => CompiledQuery {
+  let built: CompiledQuery | undefined;
+  return (db, parameters) => {
+    built ??= build(db).compile();
+    if (parameters.length !== built.parameters.length) {
+      throw new Error(`the statement binds ${built.parameters.length} parameters, not ${parameters.length}`);
+    }
+    return CompiledQuery.raw(built.sql, [...parameters]);
+  };
+}
+
+/** Reserves a new key: (token name, key, request hash); returns its stamp, or nothing when the key exists. */
+const RESERVE = builtOnce((db) =>
+  fixedTables(db)
+    .insertInto('idempotency_key')
+    .values({ token_name: '', key: '', request_hash: '' })
+    .onConflict((oc) => oc.doNothing())
+    .returning(stampOf),
+);
+
+const completeKey = (db: Db) =>
+  fixedTables(db)
+    .updateTable('idempotency_key')
+    .set({ status: 0, response: sql<string>`${''}::jsonb` })
+    .where('token_name', '=', '')
+    .where('key', '=', '');
+/** Completes a key: (status, answer as JSON text, token name, key). */
+const COMPLETE = builtOnce(completeKey);
+/** Completes one reservation of a key while it is pending: (status, answer as JSON text, token name, key, stamp). */
+const COMPLETE_RESERVATION = builtOnce((db) =>
+  completeKey(db)
+    .where('status', 'is', null)
+    .where('created_at', '=', sql<Date>`${''}::timestamptz`),
+);
+
 export const idempotencyKeys = {
   /**
    * Reserves (tokenName, key) for a request, or returns what an earlier request with that key got. A key
@@ -50,13 +89,8 @@ export const idempotencyKeys = {
     const keys = fixedTables(trx);
     // One statement when the key is new, the common case; an expired key found instead is deleted (as the
     // sweep would have) and the key reserved afresh.
-    const insert = () =>
-      keys
-        .insertInto('idempotency_key')
-        .values({ token_name: tokenName, key, request_hash: requestHash })
-        .onConflict((oc) => oc.doNothing())
-        .returning(stampOf)
-        .executeTakeFirst();
+    const insert = async () =>
+      (await trx.executeQuery<{ stamp: ReservationStamp }>(RESERVE(trx, [tokenName, key, requestHash]))).rows[0];
     const existing = () =>
       keys
         .selectFrom('idempotency_key')
@@ -132,15 +166,10 @@ export const idempotencyKeys = {
     response: unknown,
     stamp?: ReservationStamp,
   ): CompiledQuery {
-    return fixedTables(db)
-      .updateTable('idempotency_key')
-      .set({ status, response: sql<string>`${JSON.stringify(response)}::jsonb` })
-      .where('token_name', '=', tokenName)
-      .where('key', '=', key)
-      .$if(stamp !== undefined, (update) =>
-        update.where('status', 'is', null).where('created_at', '=', sql<Date>`${stamp}::timestamptz`),
-      )
-      .compile();
+    const answer = JSON.stringify(response);
+    return stamp === undefined
+      ? COMPLETE(db, [status, answer, tokenName, key])
+      : COMPLETE_RESERVATION(db, [status, answer, tokenName, key, stamp]);
   },
 
   /** Deletes every key older than `retentionHours`; returns how many. Run periodically (http/maintenance.ts). */
