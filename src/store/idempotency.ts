@@ -34,7 +34,7 @@ const stampOf = sql<ReservationStamp>`created_at::text`.as('stamp');
 
 /**
  * A statement of every keyed write, built by Kysely once and then only given each call's parameters, in the
- * order it binds them (`$1`, `$2`, …): building it anew each time was a tenth of a gateway update's CPU.
+ * order it binds them (`$1`, `$2`, …): about 10 µs less per statement than building it anew each time.
  */
 function builtOnce(build: (db: Db) => Compilable): (db: Db, parameters: readonly unknown[]) => CompiledQuery {
   let built: CompiledQuery | undefined;
