@@ -126,6 +126,14 @@ export function forbidden(detail = 'The credentials do not allow this operation'
 const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 /** 503 with Retry-After: the database is unreachable, nothing about the request was wrong. */
+/** A rate limit refused the call: retry after this many seconds (at least one). */
+export function rateLimited(retryAfterSeconds: number): Problem {
+  const seconds = Math.max(1, retryAfterSeconds);
+  return new Problem(429, 'RATE_LIMITED', `Too many requests; retry in ${seconds} s`, undefined, {
+    'retry-after': String(seconds),
+  });
+}
+
 export function databaseUnavailable(): Problem {
   return new Problem(503, 'UNAVAILABLE', 'The database is not reachable; retry shortly', undefined, {
     'retry-after': String(DATABASE_RETRY_AFTER_SECONDS),

@@ -31,7 +31,7 @@ import {
   UserUnlocked,
   UserWithPassword,
 } from '../contract/admin.js';
-import { forbidden, Problem, validationFailed, type ProblemCode } from '../contract/problems.js';
+import { forbidden, Problem, rateLimited, validationFailed, type ProblemCode } from '../contract/problems.js';
 import type { Scope } from '../contract/scopes.js';
 import type { Core } from '../core/index.js';
 import type { Secrets } from '../crypto/secrets.js';
@@ -445,10 +445,7 @@ export async function admitBearer(request: FastifyRequest, reply: FastifyReply, 
   const decision = await gate.limiter.hit(`token:${request.bearer.tokenName}`, gate.general);
   if (!decision.allowed) {
     gate.onRateLimited?.('token');
-    const retryAfter = Math.max(1, decision.retryAfterSeconds);
-    throw new Problem(429, 'RATE_LIMITED', `Too many requests; retry in ${retryAfter} s`, undefined, {
-      'retry-after': String(retryAfter),
-    });
+    throw rateLimited(decision.retryAfterSeconds);
   }
   reply.header('ratelimit-remaining', String(decision.remaining));
   reply.header('cache-control', 'no-store');

@@ -13,7 +13,7 @@ import { Type, type TSchema } from 'typebox';
 import { DEFAULT_SYM, type Config } from '../config.js';
 import type { Core, CoreCall } from '../core/index.js';
 import { envelopeProperties, MEMBER_CREDENTIAL_KINDS, type CredentialKind } from '../contract/envelope.js';
-import { forbidden, Problem, validationFailed } from '../contract/problems.js';
+import { forbidden, rateLimited, validationFailed } from '../contract/problems.js';
 import type { Secrets } from '../crypto/secrets.js';
 import { responseChecker } from '../operations/response-check.js';
 import { operationPath, type AnyOperation, type OperationContext, type RequestBody } from '../operations/types.js';
@@ -82,12 +82,6 @@ export function acceptedCredentials(operation: AnyOperation, config: Config): re
   const configured = operation.fixedCredentials ? undefined : config.credentialPolicy[operation.service];
   const kinds = (configured ?? operation.credentials) as readonly CredentialKind[];
   return operation.accountOf ? kinds : kinds.filter((kind) => !MEMBER_CREDENTIAL_KINDS.includes(kind));
-}
-
-function rateLimited(retryAfterSeconds: number): Problem {
-  return new Problem(429, 'RATE_LIMITED', `Too many requests; retry in ${retryAfterSeconds} s`, undefined, {
-    'retry-after': String(retryAfterSeconds),
-  });
 }
 
 /**
@@ -174,7 +168,7 @@ export class OperationPipeline {
     const refused = decisions.findIndex((d) => !d.allowed);
     if (refused >= 0) {
       this.options.onRateLimited?.(refused === 0 ? 'token' : 'findby');
-      throw rateLimited(Math.max(1, decisions[refused]!.retryAfterSeconds));
+      throw rateLimited(decisions[refused]!.retryAfterSeconds);
     }
     reply.header('ratelimit-remaining', String(Math.min(...decisions.map((d) => d.remaining))));
     if (operation.scope && !scopes.includes(operation.scope)) {
