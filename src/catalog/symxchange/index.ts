@@ -13,7 +13,15 @@ import {
   SYMX_SERVICES,
   SYMX_SOURCE,
 } from '../../generated/symxchange-facts.js';
-import type { SymxOperation, SymxService, SymxServiceName, XsdComplexType, XsdElement, XsdGroup } from './types.js';
+import type {
+  SymxOperation,
+  SymxRelease,
+  SymxService,
+  SymxServiceName,
+  XsdComplexType,
+  XsdElement,
+  XsdGroup,
+} from './types.js';
 
 export type * from './types.js';
 export { SYMX_ERROR_TYPES, SYMX_SOURCE };
@@ -21,54 +29,43 @@ export { SYMX_ERROR_TYPES, SYMX_SOURCE };
 /** The name of SymXchange's version marker element, followed by an `xsd:any` wildcard, in most types. */
 export const VERSION_ELEMENT = 'Version_1';
 
-/**
- * A service's endpoint, namespaces and binding.
- * @example symxchangeService('findby').endpointPath // '/SymXchange/findby'
- */
-export function symxchangeService(name: SymxServiceName): SymxService {
-  return SYMX_SERVICES[name];
-}
+/** Release 3.0, the one coregate's JSON API and its unversioned SOAP endpoints were built from. */
+export const RELEASE_3_0: SymxRelease = {
+  release: '3.0',
+  source: SYMX_SOURCE,
+  namespaces: SYMX_NAMESPACES,
+  services: SYMX_SERVICES,
+  operations: SYMX_OPERATIONS,
+  recordTypes: SYMX_RECORD_TYPES,
+  errorTypes: SYMX_ERROR_TYPES,
+  complexTypes: SYMX_COMPLEX_TYPES,
+};
 
-const operationsByKey = new Map(SYMX_OPERATIONS.map((op) => [`${op.service}/${op.name}`, op]));
-
-/**
- * The SOAP operation of a service by name, or undefined when the WSDL has none.
- * @example symxchangeOperation('findby', 'findBySSN')?.soapAction
- *   // 'http://www.symxchange.generated.symitar.com/noncrud/findby/findBySSN'
- */
-export function symxchangeOperation(service: string, name: string): SymxOperation | undefined {
-  return operationsByKey.get(`${service}/${name}`);
-}
-
-/**
- * Every recorded SOAP operation, optionally of one service.
- * @example symxchangeOperations('corptransfer').map((op) => op.name) // ['getCorpTransferSelectFields']
- */
-export function symxchangeOperations(service?: SymxServiceName): readonly SymxOperation[] {
-  return service ? SYMX_OPERATIONS.filter((op) => op.service === service) : SYMX_OPERATIONS;
-}
-
-/**
- * A complex type by name; throws for a name the facts do not hold (a programming error).
- * @example complexType('account/update:ShareHoldFields').base // 'account/update:ShareHold'
- */
-export function complexType(name: string): XsdComplexType {
-  const type = SYMX_COMPLEX_TYPES[name];
-  if (!type) throw new Error(`complex type ${name} is not in the SymXchange facts`);
-  return type;
-}
-
-/**
- * The names of every complex type the facts hold: those the operations reach, and the error types.
- * @example complexTypeNames().includes('symxcommon:UpdateStatus') // true
- */
-export function complexTypeNames(): readonly string[] {
-  return Object.keys(SYMX_COMPLEX_TYPES);
-}
-
-/** True when `type` names a complex type of the facts (otherwise it is a built-in `xsd:` type). */
-export function isComplexType(type: string): boolean {
-  return type in SYMX_COMPLEX_TYPES;
+/** What a SOAP client, a SOAP face or a WSDL generator reads of one release's facts. */
+export interface SymxFacts {
+  readonly release: SymxRelease;
+  /** A service's endpoint, namespaces and binding; throws for a service the release lacks. */
+  service(name: SymxServiceName): SymxService;
+  /** True when the release has the service. */
+  hasService(name: SymxServiceName): boolean;
+  /** The SOAP operation of a service by name, or undefined when the WSDL has none. */
+  operation(service: string, name: string): SymxOperation | undefined;
+  /** Every SOAP operation of the facts, optionally of one service. */
+  operations(service?: SymxServiceName): readonly SymxOperation[];
+  /** A complex type by name; throws for a name the facts do not hold (a programming error). */
+  complexType(name: string): XsdComplexType;
+  /** The names of every complex type the facts hold. */
+  complexTypeNames(): readonly string[];
+  isComplexType(type: string): boolean;
+  /** The elements of a complex type in document order, its base's first, groups flattened. */
+  elementsOf(typeName: string): readonly XsdElement[];
+  elementOf(typeName: string, elementName: string): XsdElement | undefined;
+  /** The complex type of a catalog record the operations carry, or undefined. */
+  recordType(recordName: string): string | undefined;
+  /** The field elements of a catalog record's complex type (without `Version_1`). */
+  recordElements(recordName: string): readonly XsdElement[];
+  /** The namespace URI and local name of a type or global element name. */
+  qualifiedName(name: string): { namespace: string; localName: string };
 }
 
 function collectElements(group: XsdGroup, into: XsdElement[]): void {
@@ -79,53 +76,105 @@ function collectElements(group: XsdGroup, into: XsdElement[]): void {
 }
 
 /**
- * The elements of a complex type in document order: its extension base's first, then its own, nested
- * sequences and choices flattened (a choice's alternatives all appear), `Version_1` included.
+ * The accessors of one release's facts.
+ * @example releaseFacts(RELEASE_3_0).service('findby').endpointPath // '/SymXchange/findby'
+ */
+export function releaseFacts(release: SymxRelease): SymxFacts {
+  const operationsByKey = new Map(release.operations.map((op) => [`${op.service}/${op.name}`, op]));
+  const complexType = (name: string): XsdComplexType => {
+    const type = release.complexTypes[name];
+    if (!type) throw new Error(`complex type ${name} is not in the SymXchange ${release.release} facts`);
+    return type;
+  };
+  const elementsOf = (typeName: string): readonly XsdElement[] => {
+    const type = complexType(typeName);
+    const elements = type.base ? [...elementsOf(type.base)] : [];
+    if (type.content) collectElements(type.content, elements);
+    return elements;
+  };
+  const recordType = (recordName: string) => release.recordTypes[recordName];
+  return {
+    release,
+    service(name) {
+      const service = release.services[name];
+      if (!service) throw new Error(`SymXchange ${release.release} has no ${name} service`);
+      return service;
+    },
+    hasService: (name) => release.services[name] !== undefined,
+    operation: (service, name) => operationsByKey.get(`${service}/${name}`),
+    operations: (service) => (service ? release.operations.filter((op) => op.service === service) : release.operations),
+    complexType,
+    complexTypeNames: () => Object.keys(release.complexTypes),
+    isComplexType: (type) => type in release.complexTypes,
+    elementsOf,
+    elementOf: (typeName, elementName) => elementsOf(typeName).find((e) => e.name === elementName),
+    recordType,
+    recordElements(recordName) {
+      const name = recordType(recordName);
+      return name ? elementsOf(name).filter((e) => e.name !== VERSION_ELEMENT) : [];
+    },
+    qualifiedName(name) {
+      const colon = name.lastIndexOf(':');
+      const alias = name.slice(0, colon);
+      const namespace = alias === 'xsd' ? 'http://www.w3.org/2001/XMLSchema' : release.namespaces[alias]?.uri;
+      if (namespace === undefined)
+        throw new Error(`namespace alias ${alias} is not in the SymXchange ${release.release} facts`);
+      return { namespace, localName: name.slice(colon + 1) };
+    },
+  };
+}
+
+/** The facts of release 3.0, which the module's functions below read. */
+export const FACTS_3_0 = releaseFacts(RELEASE_3_0);
+
+/**
+ * A service's endpoint, namespaces and binding (release 3.0).
+ * @example symxchangeService('findby').endpointPath // '/SymXchange/findby'
+ */
+export const symxchangeService = (name: SymxServiceName): SymxService => FACTS_3_0.service(name);
+
+/**
+ * The SOAP operation of a service by name, or undefined when the WSDL has none (release 3.0).
+ * @example symxchangeOperation('findby', 'findBySSN')?.soapAction
+ *   // 'http://www.symxchange.generated.symitar.com/noncrud/findby/findBySSN'
+ */
+export const symxchangeOperation = (service: string, name: string) => FACTS_3_0.operation(service, name);
+
+/**
+ * Every recorded SOAP operation, optionally of one service (release 3.0).
+ * @example symxchangeOperations('corptransfer').map((op) => op.name) // ['getCorpTransferSelectFields']
+ */
+export const symxchangeOperations = (service?: SymxServiceName) => FACTS_3_0.operations(service);
+
+/**
+ * A complex type by name (release 3.0); throws for a name the facts do not hold.
+ * @example complexType('account/update:ShareHoldFields').base // 'account/update:ShareHold'
+ */
+export const complexType = (name: string) => FACTS_3_0.complexType(name);
+
+/** @example complexTypeNames().includes('symxcommon:UpdateStatus') // true */
+export const complexTypeNames = () => FACTS_3_0.complexTypeNames();
+
+/** True when `type` names a complex type of the 3.0 facts (otherwise it is a built-in `xsd:` type). */
+export const isComplexType = (type: string) => FACTS_3_0.isComplexType(type);
+
+/**
  * @example elementsOf('findby/dto:LookupByMICRRequest').map((e) => e.name)
  *   // ['MICR', 'Draft', 'DeviceInformation', 'Credentials', 'Version_1']
  */
-export function elementsOf(typeName: string): readonly XsdElement[] {
-  const type = complexType(typeName);
-  const elements = type.base ? [...elementsOf(type.base)] : [];
-  if (type.content) collectElements(type.content, elements);
-  return elements;
-}
+export const elementsOf = (typeName: string) => FACTS_3_0.elementsOf(typeName);
+
+/** @example elementOf('findby/dto:LookupBySSNRequest', 'SSN')?.restrictions // { length: 9 } */
+export const elementOf = (typeName: string, elementName: string) => FACTS_3_0.elementOf(typeName, elementName);
+
+/** @example recordType('CorpTransfer') // 'corptransfer/retrieve:CorpTransfer' */
+export const recordType = (recordName: string) => FACTS_3_0.recordType(recordName);
+
+/** @example recordElements('ShareHold').some((e) => e.name === 'Amount') // true */
+export const recordElements = (recordName: string) => FACTS_3_0.recordElements(recordName);
 
 /**
- * One element of a complex type (or of its base) by name.
- * @example elementOf('findby/dto:LookupBySSNRequest', 'SSN')?.restrictions // { length: 9 }
- */
-export function elementOf(typeName: string, elementName: string): XsdElement | undefined {
-  return elementsOf(typeName).find((e) => e.name === elementName);
-}
-
-/**
- * The complex type of a catalog record the operations carry, or undefined for a record no SymXchange
- * operation here carries (Account, Card, …). Share records name the update schema's type.
- * @example recordType('CorpTransfer') // 'corptransfer/retrieve:CorpTransfer'
- */
-export function recordType(recordName: string): string | undefined {
-  return SYMX_RECORD_TYPES[recordName];
-}
-
-/**
- * The field elements of a catalog record's complex type (without `Version_1`); empty when none is recorded.
- * @example recordElements('ShareHold').some((e) => e.name === 'Amount') // true
- */
-export function recordElements(recordName: string): readonly XsdElement[] {
-  const name = recordType(recordName);
-  return name ? elementsOf(name).filter((e) => e.name !== VERSION_ELEMENT) : [];
-}
-
-/**
- * The namespace URI and local name of a type or global element name.
  * @example qualifiedName('findby:findBySSN')
  *   // { namespace: 'http://www.symxchange.generated.symitar.com/noncrud/findby', localName: 'findBySSN' }
  */
-export function qualifiedName(name: string): { namespace: string; localName: string } {
-  const colon = name.lastIndexOf(':');
-  const alias = name.slice(0, colon);
-  const namespace = alias === 'xsd' ? 'http://www.w3.org/2001/XMLSchema' : SYMX_NAMESPACES[alias]?.uri;
-  if (namespace === undefined) throw new Error(`namespace alias ${alias} is not in the SymXchange facts`);
-  return { namespace, localName: name.slice(colon + 1) };
-}
+export const qualifiedName = (name: string) => FACTS_3_0.qualifiedName(name);

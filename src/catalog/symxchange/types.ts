@@ -154,3 +154,28 @@ export interface SymxSource {
   /** Mirrored copies of the same files that were checked to be byte-identical. */
   readonly identicalCopies: readonly string[];
 }
+
+/**
+ * One SymXchange release's facts, as its WSDLs and XSDs declare them: a release coregate knows (generated into
+ * src/generated/) or one learned from a core's own WSDLs at start. Namespace aliases name a namespace's role
+ * (`account/update`, `symxcommon`), the same in every release, so a type is `account/update:ShareHold` whatever
+ * URI its release gives it.
+ */
+export interface SymxRelease {
+  /** The release's name as its installations publish it: `3.0`, `2020.00`, or a learned release's label. */
+  readonly release: string;
+  /** Where the facts were read from. */
+  readonly source: SymxSource;
+  /** Every namespace the services load, by alias (types are named `<alias>:<local name>`). */
+  readonly namespaces: Readonly<Record<string, SymxNamespace>>;
+  /** The services the release has (a release may lack one: 2020.00 has no collateral service). */
+  readonly services: Readonly<Partial<Record<SymxServiceName, SymxService>>>;
+  /** The SOAP operations that correspond to coregate's operations (same names), by service then name. */
+  readonly operations: readonly SymxOperation[];
+  /** The complex type of each catalog record the operations carry (share records: the update schema's). */
+  readonly recordTypes: Readonly<Record<string, string>>;
+  /** Common status/error types (not referenced by the operations: their errors are SOAP Faults). */
+  readonly errorTypes: readonly string[];
+  /** Every complex type the operations reach, recursively, plus the error types, by name. */
+  readonly complexTypes: Readonly<Record<string, XsdComplexType>>;
+}
