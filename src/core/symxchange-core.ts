@@ -178,32 +178,56 @@ export function failureTiming(settings: Pick<SymxchangeSettings, 'timeoutMs' | '
 }
 
 /**
- * The problem of an exchange that failed (`CoreFailure`: unavailable, timeout, bad response); a write says
- * whether it reached the core (one never written was not applied).
+ * The problem of an exchange that failed (`CoreFailure`: unavailable, timeout, bad response). A write says
+ * what became of it: one never written to a connection was not applied; any other may have been.
  * @example failureProblem(new CoreFailure('unavailable', 'the core is unreachable (ECONNREFUSED)'), false, timing).status // 503
  */
 export function failureProblem(error: CoreFailure, writes: boolean, timing: FailureTiming): Problem {
-  const write = writes && error.kind !== 'bad-response' ? (error.sent ? UNSURE_WRITE : UNSENT_WRITE) : '';
-  const unsure = (problem: Problem) => {
-    if (write === UNSURE_WRITE) UNSURE_WRITES.add(problem);
-    return problem;
-  };
+  const problem = exchangeProblem(error, timing);
+  if (!writes) return problem;
+  return error.sent ? unsureWrite(problem) : unsentWrite(problem);
+}
+
+/** The problem of a failed exchange, whatever the call was. */
+function exchangeProblem(error: CoreFailure, timing: FailureTiming): Problem {
   if (error.kind === 'timeout')
-    return unsure(new Problem(504, 'CORE_TIMEOUT', `The core did not answer within ${timing.timeoutMs} ms${write}`));
+    return new Problem(504, 'CORE_TIMEOUT', `The core did not answer within ${timing.timeoutMs} ms`);
   if (error.kind === 'bad-response')
     return new Problem(502, 'CORE_BAD_RESPONSE', `${error.message[0]!.toUpperCase()}${error.message.slice(1)}`);
   const retryAfter = Math.min(Number(error.retryAfter) || timing.retryAfterSeconds, MAX_RETRY_AFTER_SECONDS);
-  return unsure(
-    coreUnavailable(`The core is unavailable: ${error.message}${write}`, Math.max(1, Math.ceil(retryAfter))),
-  );
+  return coreUnavailable(`The core is unavailable: ${error.message}`, Math.max(1, Math.ceil(retryAfter)));
 }
 
-/** The problems of writes that were sent to the core and not answered: the core may have applied them. */
+/** A write's problem when none of its request left: it was not applied, and may be sent again as it is. */
+function unsentWrite(problem: Problem): Problem {
+  return new Problem(problem.status, problem.code, `${problem.detail}${UNSENT_WRITE}`, problem.errors, problem.headers);
+}
+
+/**
+ * A write's problem once its request may have left (written in part or whole, answered by anything but the
+ * core's own refusal): the core may have applied it. It names no Retry-After, since sending the update again
+ * could apply it twice; a retry with its Idempotency-Key is told the same again.
+ */
+export function unsureWrite(problem: Problem): Problem {
+  if (UNSURE_WRITES.has(problem)) return problem;
+  const unsure = new Problem(
+    problem.status,
+    problem.code,
+    `${problem.detail}${UNSURE_WRITE}`,
+    problem.errors,
+    {},
+    problem.core,
+  );
+  UNSURE_WRITES.add(unsure);
+  return unsure;
+}
+
+/** The problems of writes that may have reached the core and were not answered as applied or refused. */
 const UNSURE_WRITES = new WeakSet<Problem>();
 
 /**
- * Whether an error of a write's core call leaves its outcome unknown: the update was sent and no answer
- * came, so it may have been applied. Sending it again could apply it twice.
+ * Whether an error of a write's core call leaves its outcome unknown: some of the update may have left, and
+ * no answer said it was applied or refused, so it may have been applied. Sending it again could apply it twice.
  */
 export function mayHaveBeenApplied(error: unknown): boolean {
   return error instanceof Problem && UNSURE_WRITES.has(error);
@@ -292,8 +316,9 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
     const { status } = head;
     if (status === 502 || status === 503 || status === 504)
       throw new CoreFailure('unavailable', `the core answered HTTP ${status}`, {
-        // A 504 in front of the core: the core may have had the request, and may have applied it.
-        sent: status === 504,
+        // Whatever answered (the core, or a proxy in front of it that may have forwarded the request before
+        // failing) had the request: a write may have been applied.
+        sent: true,
         ...(head.retryAfter ? { retryAfter: head.retryAfter } : {}),
       });
     const isXml = /^\s*(text|application)\/(soap\+)?xml\b/i.test(head.contentType);
@@ -328,14 +353,17 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
 
   /** The problem of a failed exchange, logged with what lies under it. */
   function failedExchange(call: CallContext, operation: AnyOperation, error: unknown): Problem {
-    if (error instanceof BrokenCircuitError)
-      return coreUnavailable(
+    if (error instanceof BrokenCircuitError) {
+      const held = coreUnavailable(
         `The core of Sym ${call.core.sym} is failing; calls are held back for a while`,
         timing.retryAfterSeconds,
       );
+      return operation.writes ? unsentWrite(held) : held;
+    }
     if (error instanceof SoapCodecError) {
       log?.warn({ ...logged(call, operation), error: loggable(error.message) }, "the core's answer is not SymXchange");
-      return notSymxchange(error);
+      // An answer came, and it is not one the gateway reads: a write may have been applied.
+      return operation.writes ? unsureWrite(notSymxchange(error)) : notSymxchange(error);
     }
     if (!(error instanceof CoreFailure)) throw error;
     const cause = error.cause as { message?: string; code?: string } | undefined;
@@ -384,7 +412,10 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
           },
           'the core refused the call',
         );
-        throw faultProblem(error.fault);
+        // A Client fault is the core refusing the request: a write was not applied. Any other fault (a
+        // Server fault, or an error element) may come after some of it was: its outcome is unknown.
+        const refusal = faultProblem(error.fault);
+        throw operation.writes && error.fault.faultCode !== 'Client' ? unsureWrite(refusal) : refusal;
       }
       if (error instanceof SoapCodecError) throw failedExchange(call, operation, error);
       throw error;
@@ -447,8 +478,14 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
         try {
           checkAnswer(operation, result);
         } catch (error) {
-          if (error instanceof ResponseMismatchError)
-            throw new Problem(502, 'CORE_BAD_RESPONSE', `The core's answer breaks the contract: ${error.message}`);
+          if (error instanceof ResponseMismatchError) {
+            const broken = new Problem(
+              502,
+              'CORE_BAD_RESPONSE',
+              `The core's answer breaks the contract: ${error.message}`,
+            );
+            throw operation.writes ? unsureWrite(broken) : broken;
+          }
           throw error;
         }
         return result;

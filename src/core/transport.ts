@@ -86,16 +86,23 @@ const UNREACHABLE = new Set([
   'ETIMEDOUT',
   'EADDRNOTAVAIL',
 ]);
-/** What undici says of an answer it could not read as HTTP (llhttp's `HPE_…` too): the core answered, badly. */
-const NOT_HTTP = new Set([
-  'UND_ERR_HEADERS_OVERFLOW',
-  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
-  'UND_ERR_RES_EXCEEDED_MAX_SIZE',
-]);
-/** A system or undici error code: coregate's vocabulary, safe to name in a problem. */
-const ERROR_CODE = /^[A-Z][A-Z0-9_]{1,47}$/;
+/**
+ * A code a problem may name: the system's (`ECONNREFUSED`) or Node's (`ERR_TLS_CERT_ALTNAME_INVALID`), an
+ * operator's words. A library's internal codes (undici's `UND_ERR_…`, llhttp's `HPE_…`) are said in words
+ * instead; the code itself stays in the log with the error underneath.
+ */
+const ERROR_CODE = /^(?!UND_ERR_|HPE_)[A-Z][A-Z0-9_]{1,47}$/;
 /** undici's code for a connection the core did not accept in time (ours is the same). */
 const CONNECT_TIMEOUT = 'UND_ERR_CONNECT_TIMEOUT';
+/**
+ * What undici says of an answer it could not read as HTTP (llhttp's `HPE_…` too: the core answered, badly), in
+ * the words a problem uses.
+ */
+const NOT_HTTP: Readonly<Partial<Record<string, string>>> = {
+  UND_ERR_HEADERS_OVERFLOW: 'its headers are too large',
+  UND_ERR_RES_CONTENT_LENGTH_MISMATCH: 'its length is not its Content-Length',
+  UND_ERR_RES_EXCEEDED_MAX_SIZE: 'it is too large',
+};
 
 /**
  * The kind of failure an error of undici or the socket is; `sent` says whether the request was written to a
@@ -113,12 +120,20 @@ export function failureOf(error: unknown, sent = true): CoreFailure {
     return new CoreFailure('timeout', 'the core did not answer in time', facts);
   if (codes.includes(CONNECT_TIMEOUT))
     return new CoreFailure('unavailable', 'the core did not accept a connection in time', { cause: error });
-  if (codes.some((c) => NOT_HTTP.has(c) || c.startsWith('HPE_')))
-    return new CoreFailure('bad-response', `the core's answer is not HTTP the gateway reads (${named})`, facts);
+  const notHttp = codes.find((c) => NOT_HTTP[c] !== undefined || c.startsWith('HPE_'));
+  if (notHttp !== undefined)
+    return new CoreFailure(
+      'bad-response',
+      `the core's answer is not HTTP the gateway reads (${NOT_HTTP[notHttp] ?? 'it is malformed'})`,
+      facts,
+    );
   if (codes.some((c) => TLS_FAILURE.test(c)) || /certificate|TLS|SSL/i.test(message ?? ''))
     return new CoreFailure('unavailable', `TLS with the core failed${named ? ` (${named})` : ''}`, facts);
   if (codes.some((c) => RESET.has(c)))
-    return new CoreFailure('unavailable', `the connection was reset (${named})`, { ...facts, reset: true });
+    return new CoreFailure('unavailable', `the connection was reset${named ? ` (${named})` : ''}`, {
+      ...facts,
+      reset: true,
+    });
   if (codes.some((c) => UNREACHABLE.has(c)))
     return new CoreFailure('unavailable', `the core is unreachable (${named})`, facts);
   return new CoreFailure('unavailable', `the call to the core failed${named ? ` (${named})` : ''}`, facts);
