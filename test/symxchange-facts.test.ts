@@ -1,8 +1,10 @@
 /**
- * SymXchange facts (src/catalog/symxchange, generated from the published 3.0 WSDLs/XSDs): every coregate
- * operation has its SOAP operation or a listed sibling, the records the operations carry hold exactly their
- * XSD elements (every element of the share records' retrieve and update types is a catalog field of its
- * type's kind, but for the listed child lists), and the committed facts are what the script writes.
+ * SymXchange facts (src/catalog/symxchange, generated from the published WSDLs/XSDs of releases 3.0 and
+ * 2020.00): against release 3.0, every coregate operation has its SOAP operation or a listed sibling, and the
+ * records the operations carry hold exactly their XSD elements (every element of the share records' retrieve
+ * and update types is a catalog field of its type's kind, but for the listed child lists); in both releases,
+ * each share record has its record type and update object, and 2020.00 differs from 3.0 as published; the
+ * committed modules are what the script writes.
  * The lists below are facts docs/symxchange.md explains; a change to the catalog, the operations or the
  * WSDLs that moves a field or an operation in or out of them fails here, so it is a decision, never a drift.
  */
@@ -28,13 +30,18 @@ import {
   complexTypeNames,
   elementsOf,
   isComplexType,
+  KNOWN_RELEASES,
   recordElements,
   recordType,
+  releaseFacts,
+  RELEASE_2020_00,
+  RELEASE_3_0,
   SYMX_ERROR_TYPES,
   symxchangeOperation,
   symxchangeOperations,
   symxchangeService,
   VERSION_ELEMENT,
+  type SymxRelease,
   type XsdElement,
 } from '../src/catalog/symxchange/index.js';
 import { envelopeProperties } from '../src/contract/envelope.js';
@@ -44,7 +51,6 @@ import { createSymxMapping } from '../src/symxchange/mapping.js';
 import { SHARE_UPDATE_RECORDS } from '../src/operations/share-update.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const FACTS_FILE = join(ROOT, 'src/generated/symxchange-facts.ts');
 const MIRROR = process.env.SYMXIFY_REPO ?? '/work/.mirror/nicholashosken+symxify/repo';
 
 /** coregate's operations that have a SymXchange counterpart: all but session management (logon, logoff). */
@@ -362,36 +368,137 @@ describe('share records against every share type of the account XSDs', () => {
   });
 });
 
-describe('the generated module', () => {
-  test(
-    'src/generated/symxchange-facts.ts is what scripts/symxchange-facts.ts writes from the symxify mirror',
-    {
-      skip:
-        !existsSync(MIRROR) &&
-        `no symxify mirror at ${MIRROR}: set SYMXIFY_REPO to a checkout or bare git dir of nicholashosken/symxify`,
-    },
-    () => {
-      const dir = mkdtempSync(join(tmpdir(), 'symxchange-facts-'));
-      try {
-        const out = join(dir, 'facts.ts');
-        const run = spawnSync(
-          process.execPath,
-          ['--import', 'tsx', 'scripts/symxchange-facts.ts', MIRROR, '--out', out],
-          {
-            cwd: ROOT,
-            encoding: 'utf8',
-          },
-        );
-        assert.equal(run.status, 0, run.stderr);
-        assert.ok(
-          readFileSync(out, 'utf8') === readFileSync(FACTS_FILE, 'utf8'),
-          'facts.ts is stale: run npx tsx scripts/symxchange-facts.ts <symxify mirror>',
-        );
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
+describe('the releases coregate knows', () => {
+  const releases = [RELEASE_3_0, RELEASE_2020_00];
+
+  test('KNOWN_RELEASES names each release by its label', () => {
+    assert.deepEqual(Object.keys(KNOWN_RELEASES).sort(), ['2020.00', '3.0']);
+    for (const release of releases) assert.equal(KNOWN_RELEASES[release.release], release);
+  });
+
+  test('a namespace has the same alias in both releases, whatever its URI', () => {
+    const [three, twenty] = releases.map((release) => release.namespaces);
+    const shared = ['account', 'account/retrieve', 'account/update', 'findby', 'findby/dto', 'symxcommon'];
+    for (const alias of shared) {
+      assert.ok(three![alias] && twenty![alias], `${alias} in both`);
+      assert.notEqual(three![alias]!.uri, twenty![alias]!.uri, `${alias}: the URIs differ`);
+    }
+    assert.equal(twenty!.symxcommon!.uri, 'http://www.symxchange.generated.symitar.com/common/dto/common');
+  });
+
+  test('every share record has a record type and an update object in both releases, holding only its fields', () => {
+    for (const release of releases) {
+      const facts = releaseFacts(release);
+      for (const name of SHARE_RECORD_NAMES) {
+        const type = facts.recordType(name);
+        assert.ok(type?.endsWith(`:${name}`), `${release.release} ${name}: ${type}`);
+        const update = facts.updateObject(name);
+        assert.ok(update, `${release.release} ${name} has an update object`);
+        const request = facts.operation('account', `update${name}ByID`)!.request.child.type;
+        assert.deepEqual(facts.elementOf(request, update.element)?.type, update.type, `${request}.${update.element}`);
+        const fields = new Set(facts.recordElements(name).map((e) => e.name));
+        const strangers = facts
+          .elementsOf(update.type)
+          .filter((e) => e.name !== VERSION_ELEMENT && !fields.has(e.name))
+          .map((e) => e.name);
+        assert.deepEqual(strangers, [], `${release.release} ${update.type} elements that are no field of ${type}`);
       }
-    },
-  );
+    }
+  });
+
+  test("3.0's record types are the update schema's; 2020.00's the retrieve schema's, its update schema holding only updateable fields", () => {
+    assert.equal(releaseFacts(RELEASE_3_0).recordType('ShareHold'), 'account/update:ShareHold');
+    assert.equal(releaseFacts(RELEASE_2020_00).recordType('ShareHold'), 'account/retrieve:ShareHold');
+    assert.equal(releaseFacts(RELEASE_3_0).recordType('CorpTransfer'), 'corptransfer/retrieve:CorpTransfer');
+  });
+
+  test("ShareHold's update object is ShareHoldFields in 3.0 and ShareHoldUpdateableFields in 2020.00", () => {
+    assert.deepEqual(releaseFacts(RELEASE_3_0).updateObject('ShareHold'), {
+      element: 'ShareHoldFields',
+      type: 'account/update:ShareHoldFields',
+    });
+    assert.deepEqual(releaseFacts(RELEASE_2020_00).updateObject('ShareHold'), {
+      element: 'ShareHoldUpdateableFields',
+      type: 'account/update:ShareHoldUpdateableFields',
+    });
+  });
+
+  test("ShareTracking's 2020.00 update object leaves out the read-only FmLastDate, Id, IdType, Locator and RecordChangeDate", () => {
+    const facts = releaseFacts(RELEASE_2020_00);
+    const updateable = new Set(facts.elementsOf(facts.updateObject('ShareTracking')!.type).map((e) => e.name));
+    const readOnly = facts
+      .recordElements('ShareTracking')
+      .map((e) => e.name)
+      .filter((name) => !updateable.has(name));
+    assert.deepEqual(readOnly, ['FmLastDate', 'Id', 'IdType', 'Locator', 'RecordChangeDate']);
+  });
+
+  test('2020.00 serves /SymXchange/2020.00/findby and /SymXchange/2020.00/account, and has no corptransfer or collateral service', () => {
+    const facts = releaseFacts(RELEASE_2020_00);
+    assert.equal(facts.service('findby').endpointPath, '/SymXchange/2020.00/findby');
+    assert.equal(facts.service('account').endpointPath, '/SymXchange/2020.00/account');
+    assert.deepEqual(Object.keys(RELEASE_2020_00.services), ['findby', 'account']);
+    assert.equal(facts.hasService('corptransfer') || facts.hasService('collateral'), false);
+    assert.deepEqual(facts.operations('collateral'), []);
+  });
+
+  test('2020.00 has no Version_1 element anywhere, and its FailedUpdateStatus repeats without bound (once in 3.0)', () => {
+    assert.ok(!JSON.stringify(RELEASE_2020_00).includes(VERSION_ELEMENT));
+    const failed = (release: SymxRelease) =>
+      releaseFacts(release).elementOf('symxcommon:UpdateStatus', 'FailedUpdateStatus')?.maxOccurs;
+    assert.equal(failed(RELEASE_2020_00), 'unbounded');
+    assert.equal(failed(RELEASE_3_0), 1);
+  });
+
+  test("2020.00's update requests extend the update schema's request type in the service's own namespace", () => {
+    const facts = releaseFacts(RELEASE_2020_00);
+    const request = facts.operation('account', 'updateShareHoldByID')!.request.child.type;
+    assert.equal(request, 'account:UpdateShareHoldByIDRequest');
+    assert.equal(facts.complexType(request).base, 'account/update:ShareHoldUpdateRequest');
+  });
+});
+
+/** The public repository each known release is read from, and where a local copy may be found. */
+const MIRRORS: readonly { release: SymxRelease; mirror: string; variable: string }[] = [
+  { release: RELEASE_3_0, mirror: MIRROR, variable: 'SYMXIFY_REPO' },
+  {
+    release: RELEASE_2020_00,
+    mirror: process.env.SYMITAR_CLIENT_REPO ?? '/work/.mirror/Backbase+symitar-core-banking-client/repo',
+    variable: 'SYMITAR_CLIENT_REPO',
+  },
+];
+
+describe('the generated modules', () => {
+  for (const { release, mirror, variable } of MIRRORS) {
+    const { repository } = release.source;
+    const module = `src/generated/symxchange-${release.release}.ts`;
+    test(
+      `${module} is what scripts/symxchange-facts.ts writes from the ${repository} mirror`,
+      {
+        skip:
+          !existsSync(mirror) &&
+          `no ${repository} mirror at ${mirror}: set ${variable} to a checkout or bare git dir of it`,
+      },
+      () => {
+        const dir = mkdtempSync(join(tmpdir(), 'symxchange-facts-'));
+        try {
+          const out = join(dir, 'facts.ts');
+          const run = spawnSync(
+            process.execPath,
+            ['--import', 'tsx', 'scripts/symxchange-facts.ts', '--release', release.release, mirror, '--out', out],
+            { cwd: ROOT, encoding: 'utf8' },
+          );
+          assert.equal(run.status, 0, run.stderr);
+          assert.ok(
+            readFileSync(out, 'utf8') === readFileSync(join(ROOT, module), 'utf8'),
+            `${module} is stale: run npx tsx scripts/symxchange-facts.ts --release ${release.release} <${repository} mirror>`,
+          );
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      },
+    );
+  }
 });
 
 /**
