@@ -193,6 +193,13 @@ export interface SymxchangeSettings {
   /** Failures in a row that open the circuit breaker, and how long it stays open before one call may try. */
   readonly breakerFailures: number;
   readonly breakerOpenMs: number;
+  /**
+   * The SymXchange release spoken when a core's WSDLs cannot be read (`COREGATE_SYMXCHANGE_RELEASE`); unset, the
+   * release the core's address names (`…/SymXchange/2020.00`), else 3.0. A core's own WSDLs decide when read.
+   */
+  readonly release: string | undefined;
+  /** A folder holding the core's WSDLs and XSDs, for a core that does not serve them (`COREGATE_SYMXCHANGE_WSDL_DIR`). */
+  readonly wsdlDir: string | undefined;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -376,7 +383,17 @@ function symxchangeSettings(env: NodeJS.ProcessEnv): SymxchangeSettings {
     connections: integer(env, 'COREGATE_SYMXCHANGE_CONNECTIONS', 32, 1, 10_000),
     breakerFailures: integer(env, 'COREGATE_SYMXCHANGE_BREAKER_FAILURES', 5, 1, 10_000),
     breakerOpenMs: integer(env, 'COREGATE_SYMXCHANGE_BREAKER_OPEN_MS', defaults.breakerOpenMs, 100, 3_600_000),
+    release: releaseName(env.COREGATE_SYMXCHANGE_RELEASE),
+    wsdlDir: env.COREGATE_SYMXCHANGE_WSDL_DIR || undefined,
   };
+}
+
+/** A SymXchange release as installations name it (`3.0`, `2020.00`); which ones coregate knows is the core's to check. */
+function releaseName(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[0-9]{1,4}\.[0-9]{1,2}$/.test(raw))
+    throw new Error(`COREGATE_SYMXCHANGE_RELEASE must name a SymXchange release like 3.0 or 2020.00, got "${raw}"`);
+  return raw;
 }
 
 /** The tracing settings; an exporter coregate does not have (`zipkin`, gRPC) stops the start naming its variable. */

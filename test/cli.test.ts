@@ -325,7 +325,7 @@ describe("the gateway try-out of docs/gateway.md: coregate in front of coregate'
     assert.equal(response.status, 200, await response.clone().text());
     assert.deepEqual(await response.json(), { AccountNumber: ['0000000005', '0000000013'], MessageId: 'findBySSN' });
     const ready = await (await fetch(`${gateway.baseUrl}/ready`)).json();
-    assert.deepEqual(ready, { status: 'ready', core: '627: closed' });
+    assert.deepEqual(ready, { status: 'ready', core: '627: closed, SymXchange 3.0' });
   });
 
   test("the store's commands refuse in gateway mode, saying why", () => {

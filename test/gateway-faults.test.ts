@@ -666,7 +666,7 @@ for (const backend of BACKENDS) {
 
     test('consecutive failures open the circuit: calls are held back without reaching the core, /ready says so, and it closes once the core answers', async () => {
       const ready = async () => (await gateway.app.inject({ method: 'GET', url: '/ready' })).json();
-      assert.deepEqual(await ready(), { status: 'ready', core: '627: closed' });
+      assert.deepEqual(await ready(), { status: 'ready', core: '627: closed, SymXchange 3.0' });
 
       upstream.behave(replyWith(503, { 'content-type': 'text/plain' }, 'down'));
       for (let i = 0; i < 3; i += 1) {
@@ -688,7 +688,7 @@ for (const backend of BACKENDS) {
       await new Promise((resolve) => setTimeout(resolve, OPEN_MS + 50));
       const recovered = await gateway.call(operationPath(lookup), LOOKUP_BODY);
       assert.equal(recovered.statusCode, 200, recovered.body);
-      assert.deepEqual(await ready(), { status: 'ready', core: '627: closed' });
+      assert.deepEqual(await ready(), { status: 'ready', core: '627: closed, SymXchange 3.0' });
     });
 
     test('faults and bad answers are answers: they do not open the circuit', async () => {

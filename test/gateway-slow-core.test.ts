@@ -35,7 +35,7 @@ for (const backend of BACKENDS) {
     let gateway: Harness;
     let examples: DemoExamples;
     let coreUrl: string;
-    /** Whether the core refuses the next update with a 503 (once). */
+    /** Whether the core refuses the next update with a Client fault (once). */
     let failNextUpdate = false;
 
     before(async () => {
@@ -49,7 +49,12 @@ for (const backend of BACKENDS) {
         const isUpdate = /update/i.test(String(received.headers.soapaction));
         if (isUpdate && failNextUpdate) {
           failNextUpdate = false;
-          response.writeHead(503, { 'content-type': 'text/plain' }).end('down for maintenance');
+          response
+            .writeHead(500, { 'content-type': 'text/xml; charset=utf-8' })
+            .end(
+              '<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><S:Fault>' +
+                '<faultcode>S:Client</faultcode><faultstring>Record is locked</faultstring></S:Fault></S:Body></S:Envelope>',
+            );
           return;
         }
         setTimeout(
@@ -157,11 +162,12 @@ for (const backend of BACKENDS) {
       assert.equal(await appliedAtCore('FIRST TRY'), 1);
     });
 
-    test('a call the core fails frees its key: the retry runs afresh', async () => {
+    test('a call the core refuses (a Client fault) frees its key: the retry runs afresh', async () => {
       const key = `failed-${backend.name}`;
       failNextUpdate = true;
       const failed = await keyed(key, 'AFTER FAILURE');
-      assert.ok(failed.statusCode >= 500, failed.body);
+      assert.ok(failed.statusCode >= 400, failed.body);
+      assert.doesNotMatch(failed.json().detail, /may have been applied/);
       assert.equal(await pendingKeys(gateway, key), 0, 'no reservation left behind');
       const retried = await keyed(key, 'AFTER FAILURE');
       assert.equal(retried.statusCode, 200, retried.body);

@@ -376,7 +376,7 @@ for (const backend of BACKENDS) {
         assert.equal(row.coreOutcome, 'ok');
         assert.ok(typeof row.coreLatencyMs === 'number' && row.coreLatencyMs >= 0);
         const ready = await gateway.app.inject({ method: 'GET', url: '/ready' });
-        assert.deepEqual(ready.json(), { status: 'ready', core: '627: closed' });
+        assert.deepEqual(ready.json(), { status: 'ready', core: '627: closed, SymXchange 3.0' });
       });
     });
   });

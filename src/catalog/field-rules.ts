@@ -7,6 +7,7 @@ import { MONEY_SCALE, RATE_SCALE, type FieldDef } from './fields.js';
 
 export type FieldRuleCode =
   | 'READ_ONLY_FIELD'
+  | 'NOT_UPDATABLE_AT_CORE'
   | 'STRING_TOO_LONG'
   | 'PATTERN_MISMATCH'
   | 'OUT_OF_RANGE'

@@ -1,6 +1,8 @@
 /**
  * `coregate core check`: calls each configured SymXchange core once and prints whether it is reachable,
- * who it says it is over TLS (and whether the gateway trusts that), and how long it took.
+ * who it says it is over TLS (and whether the gateway trusts that), how long it took, and which SymXchange
+ * release its WSDLs declare: per service, the operations coregate serves that the core lacks, and the fields
+ * of each record found on one side only.
  */
 import { connect as connectTcp, isIP } from 'node:net';
 import { connect as connectTls, type PeerCertificate } from 'node:tls';
@@ -11,8 +13,9 @@ const CORE: CommandSpec = {
   usage: `Usage: coregate core check [--sym N]
 
 With COREGATE_CORE=symxchange: connects to each configured core (or Sym N's), shows its TLS identity and
-whether the gateway trusts it, and reads its FindBy WSDL once, with the time each step took. Exits 1 when
-a core cannot be reached.`,
+whether the gateway trusts it, and reads its WSDLs (or COREGATE_SYMXCHANGE_WSDL_DIR's): the SymXchange
+release it speaks, per service the operations coregate serves that the core lacks (they answer 501
+CORE_OPERATION_UNSUPPORTED), and the fields found on one side only. Exits 1 when a core cannot be reached.`,
   options: { sym: { type: 'string' } },
 };
 
@@ -82,6 +85,71 @@ async function probeConnection(url: URL, settings: SymxchangeSettings): Promise<
   });
 }
 
+/** At most this many names a line lists; the rest are counted. */
+const LISTED = 12;
+const listed = (names: readonly string[]) =>
+  names.length <= LISTED ? names.join(', ') : `${names.slice(0, LISTED).join(', ')} and ${names.length - LISTED} more`;
+
+/** The release a core's WSDLs declare, and what differs between the core and coregate. */
+async function printRelease(
+  url: URL,
+  settings: SymxchangeSettings,
+  transport: import('../core/transport.js').CoreTransport,
+  print: Print,
+): Promise<void> {
+  const [
+    { coreWsdlSource, folderWsdlSource, readCoreRelease, serviceAddress, SYMXCHANGE_SERVICES },
+    operations,
+    catalog,
+  ] = await Promise.all([
+    import('../core/core-release.js'),
+    import('../operations/index.js').then((module) => module.CORE_OPERATIONS),
+    import('../catalog/index.js'),
+  ]);
+  const source = settings.wsdlDir ? folderWsdlSource(settings.wsdlDir) : coreWsdlSource(url, transport);
+  const started = performance.now();
+  const label = url.pathname.replace(/\/+$/, '').split('/').pop() || 'learned';
+  let reading;
+  try {
+    reading = await readCoreRelease(source, operations, label);
+  } catch (error) {
+    print(`  WSDLs of ${source.origin}: cannot be read (${(error as Error).message})`);
+    print(`  the gateway speaks SymXchange ${settings.release ?? 'as its address names it (or 3.0)'} to this core`);
+    return;
+  }
+  const { facts, known, missing } = reading;
+  print(
+    `  SymXchange ${facts.release.release}${known ? '' : ' (learned: a release coregate has no facts for)'}, read from ${source.origin} in ${(performance.now() - started).toFixed(1)} ms`,
+  );
+  const { createSymxMapping } = await import('../symxchange/mapping.js');
+  const { SHARED_SCHEMAS } = await import('../operations/index.js');
+  const mapping = createSymxMapping(operations, SHARED_SCHEMAS, facts);
+  for (const service of SYMXCHANGE_SERVICES) {
+    const ours = operations.filter((op) => op.service === service);
+    const names = (ops: readonly { name: string }[]) => [...new Set(ops.map((op) => op.name))].sort();
+    if (missing.includes(service) || !facts.hasService(service)) {
+      print(
+        `  ${service}: the core has no such service: its ${names(ours).length} operations answer 501 CORE_OPERATION_UNSUPPORTED`,
+      );
+      continue;
+    }
+    const lacking = names(mapping.lacking.filter((op) => op.service === service));
+    print(
+      `  ${service} at ${serviceAddress(url, service)}: ${names(ours).length - lacking.length} of ${names(ours).length} operations` +
+        (lacking.length > 0 ? `; the core lacks ${listed(lacking)} (501 CORE_OPERATION_UNSUPPORTED)` : ''),
+    );
+  }
+  for (const record of catalog.RECORDS) {
+    const elements = facts.recordElements(record.name).map((element) => element.name);
+    if (elements.length === 0) continue;
+    const fields = record.fields.map((field) => field.name);
+    const coregateOnly = fields.filter((name) => !elements.includes(name));
+    const coreOnly = elements.filter((name) => !fields.includes(name) && !name.endsWith('List'));
+    if (coregateOnly.length > 0) print(`  ${record.name}: only coregate has ${listed(coregateOnly)} (null in answers)`);
+    if (coreOnly.length > 0) print(`  ${record.name}: only the core has ${listed(coreOnly)} (not read)`);
+  }
+}
+
 export async function coreCommand(argv: string[], config: Config, print: Print): Promise<void> {
   const { flags, values, positionals } = parseCommand(CORE, argv);
   if (flags.has('help') || positionals[0] !== 'check') return print(CORE.usage);
@@ -110,11 +178,7 @@ export async function coreCommand(argv: string[], config: Config, print: Print):
       }
       const transport = coreTransport(url, settings);
       try {
-        const started = performance.now();
-        const answer = await transport.get('/SymXchange/findby?wsdl');
-        print(
-          `  GET /SymXchange/findby?wsdl: HTTP ${answer.status} (${answer.contentType || 'no content type'}) in ${(performance.now() - started).toFixed(1)} ms`,
-        );
+        await printRelease(url, settings, transport, print);
       } finally {
         await transport.close();
       }

@@ -25,6 +25,7 @@ export type ProblemCode =
   | 'CORE_BAD_RESPONSE'
   | 'CORE_ERROR'
   | 'CORE_CREDENTIALS_REJECTED'
+  | 'CORE_OPERATION_UNSUPPORTED'
   | 'STORE_ONLY'
   | 'SANDBOX_FAULTS_DISABLED'
   | 'TOO_MANY_FAULT_RULES'
@@ -61,6 +62,7 @@ const TITLES: Record<ProblemCode, string> = {
   CORE_BAD_RESPONSE: 'The core answered something that is not SymXchange',
   CORE_ERROR: 'The core refused the call',
   CORE_CREDENTIALS_REJECTED: 'The core rejected the credentials',
+  CORE_OPERATION_UNSUPPORTED: "The core's SymXchange release has no such operation",
   STORE_ONLY: 'Not available in gateway mode',
   SANDBOX_FAULTS_DISABLED: 'Sandbox fault injection is off',
   TOO_MANY_FAULT_RULES: 'Too many fault rules',

@@ -43,7 +43,15 @@ export interface Core {
     call: CoreCall,
   ): Promise<unknown>;
   readiness(): CoreReadiness;
+  /** Readies the core before it answers (gateway mode: learns each core's SymXchange release from its WSDLs). */
+  start?(): Promise<void>;
   /** Each Sym's circuit breaker (gateway mode), for the metrics; none for the store. */
   circuits(): ReadonlyMap<number, CircuitState>;
   close(): Promise<void>;
+}
+
+/** Where the gateway writes what a core said and did (pino's shape: the facts, then the message). */
+export interface CoreLog {
+  warn(facts: Record<string, unknown>, message: string): void;
+  info?(facts: Record<string, unknown>, message: string): void;
 }

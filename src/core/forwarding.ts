@@ -242,7 +242,11 @@ export function createForwarding(
   return {
     async answer(operation, body, call) {
       // What the core's messages cannot carry is the operation's to answer (a share update's failed fields).
-      const forCore = operation.coreRequest?.(body as never);
+      const updateObject = operation.coreRequest && mapping.updateObject(operation);
+      const forCore = operation.coreRequest?.(body as never, {
+        release: mapping.facts.release.release,
+        fields: updateObject?.fields,
+      });
       if (forCore) return forCore.answer(forCore.request && (await call(operation, forCore.request)));
       // The read plan checks the request's queries before any call (400 INVALID_QUERY costs the core nothing).
       const plan = operation.readPlan?.(body as never);

@@ -9,7 +9,6 @@ import { SYMXCHANGE_DEFAULTS, type Config } from '../config.js';
 import type { FaultOutcome, MalformedForm } from '../contract/fault-rules.js';
 import type { Problem } from '../contract/problems.js';
 import { forcedProblem, type SandboxFaultCode } from '../contract/sandbox-faults.js';
-import { symxchangeService } from '../catalog/symxchange/index.js';
 import type { AnyOperation } from '../operations/types.js';
 import { SOAP_ENVELOPE_NS, SoapCodecError, type Fault } from '../symxchange/codec.js';
 import type { SymxMapping } from '../symxchange/mapping.js';
@@ -59,8 +58,7 @@ const FROM_FAULTS: Partial<Record<SandboxFaultCode, Fault>> = {
 /** The exchanges that fail without a Fault: a core that refuses connections, one past its deadline, one answering a page. */
 const unreachable = () => new CoreFailure('unavailable', 'the core is unreachable (ECONNREFUSED)', { sent: false });
 const late = () => new CoreFailure('timeout', 'the core did not answer in time', { sent: true });
-const reset = () =>
-  new CoreFailure('unavailable', 'the connection was reset (UND_ERR_SOCKET)', { sent: true, reset: true });
+const reset = () => new CoreFailure('unavailable', 'the connection was reset', { sent: true, reset: true });
 const FROM_FAILURES: Partial<Record<SandboxFaultCode, () => CoreFailure>> = {
   CORE_UNAVAILABLE: unreachable,
   CORE_TIMEOUT: late,
@@ -138,7 +136,7 @@ export class SimulatedFailures {
     let text = this.truncated.get(operation);
     if (text === undefined) {
       const namespace = this.mapping.carries(operation)
-        ? symxchangeService(this.mapping.wireOperation(operation).service).targetNamespace
+        ? this.mapping.service(this.mapping.wireOperation(operation).service).targetNamespace
         : 'urn:coregate';
       text =
         `<?xml version="1.0" encoding="UTF-8"?><soapenv:Envelope xmlns:soapenv="${SOAP_ENVELOPE_NS}"><soapenv:Body>` +

@@ -26,10 +26,11 @@ import {
   type SymxCodec,
 } from '../symxchange/codec.js';
 import type { XmlElement } from '../symxchange/xml.js';
-import { symxchangeService } from '../catalog/symxchange/index.js';
+import type { SymxFacts } from '../catalog/symxchange/index.js';
 import { traceCoreAnswer, traceCoreAttempt, traceCoreCall } from '../telemetry/tracing.js';
 import { xmlAnswerReader } from './answer-reader.js';
-import type { CircuitState as CoreCircuitState, Core, CoreCall } from './core.js';
+import { assumedRelease, learnRelease, serviceAddress } from './core-release.js';
+import type { CircuitState as CoreCircuitState, Core, CoreCall, CoreLog } from './core.js';
 import { createForwarding, type CallCore } from './forwarding.js';
 import {
   coreTransport,
@@ -42,10 +43,7 @@ import {
 
 type JsonObject = Record<string, unknown>;
 
-/** Where the gateway writes what a core said and did (pino's shape: the facts, then the message). */
-export interface CoreLog {
-  warn(facts: Record<string, unknown>, message: string): void;
-}
+export type { CoreLog } from './core.js';
 
 export interface SymxchangeCoreOptions {
   readonly settings: SymxchangeSettings;
@@ -241,12 +239,24 @@ const CIRCUIT_STATES: Readonly<Record<CircuitState, CoreCircuitState>> = {
   [CircuitState.Isolated]: 'isolated',
 };
 
-/** One core: its transport and its circuit breaker. */
+/** How the gateway speaks one SymXchange release: its codec, and the forwarding of operations onto it. */
+interface Dialect {
+  readonly facts: SymxFacts;
+  readonly codec: SymxCodec;
+  readonly forwarding: ReturnType<typeof createForwarding>;
+}
+
+/** One core: its address, transport and circuit breaker, and the release it speaks (learned at start). */
 interface SymCore {
   readonly sym: number;
+  readonly url: URL;
   readonly transport: CoreTransport;
   readonly breaker: ReturnType<typeof circuitBreaker>;
+  dialect: Dialect;
 }
+
+/** The services a core answers over SymXchange; the others' operations (logon, logoff) are the store's alone. */
+const SYMXCHANGE_SERVICES: ReadonlySet<string> = new Set(['findby', 'corptransfer', 'account', 'collateral']);
 
 /** One call of an operation: what the log names it by, and its deadline. */
 interface CallContext {
@@ -269,11 +279,25 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
   const { settings, listMaximum, log } = options;
   // A page may hold one more record than the list maximum: the gateway asks for that many to learn if more follow.
   const pageMaximum = Math.max(options.pageMaximum, listMaximum + 1);
-  const codec: SymxCodec = createSymxCodec({
-    operations: options.operations,
-    schemas: options.schemas,
-    answerLists: { listMaximum, pageMaximum },
-  });
+  /** One dialect per release, shared by the Syms that speak it. */
+  const dialects = new Map<SymxFacts, Dialect>();
+  function dialectOf(facts: SymxFacts): Dialect {
+    let dialect = dialects.get(facts);
+    if (!dialect) {
+      const codec = createSymxCodec({
+        operations: options.operations,
+        schemas: options.schemas,
+        answerLists: { listMaximum, pageMaximum },
+        facts,
+      });
+      const forwarding = createForwarding(options.operations, codec.mapping, {
+        listMaximum,
+        pageMaximum: options.pageMaximum,
+      });
+      dialects.set(facts, (dialect = { facts, codec, forwarding }));
+    }
+    return dialect;
+  }
   // The answer's size is capped as it streams, and the elements kept of it (a list's past the cap are not):
   // a 1,000-record page of 131 fields keeps 131,000; the cap bounds the tree of an answer of no such shape.
   const xmlLimits = {
@@ -283,10 +307,6 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
     maxNameLength: 1024,
   };
   const maxRepeats = Math.max(pageMaximum, MAX_FIELD_ENTRIES) + 1;
-  const forwarding = createForwarding(options.operations, codec.mapping, {
-    listMaximum,
-    pageMaximum: options.pageMaximum,
-  });
   // The core is outside the gateway's trust: every answer is checked against the operation's contract.
   const checkAnswer = responseChecker(options.schemas);
   const device = { DeviceType: settings.deviceType, DeviceNumber: settings.deviceNumber };
@@ -304,7 +324,8 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
       if (state === CircuitState.Open) options.onCircuit?.(sym, 'open', url);
       if (state === CircuitState.Closed) options.onCircuit?.(sym, 'closed', url);
     });
-    cores.set(sym, { sym, transport: coreTransport(url, settings), breaker });
+    const facts = assumedRelease(url, settings.release);
+    cores.set(sym, { sym, url, transport: coreTransport(url, settings), breaker, dialect: dialectOf(facts) });
   }
 
   /**
@@ -382,12 +403,12 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
         'CORE_TIMEOUT',
         `The core did not answer within ${settings.timeoutMs} ms${operation.writes ? UNSENT_WRITE : ''}`,
       );
+    const { codec } = call.core.dialect;
     const wire = codec.mapping.wireOperation(operation);
     const xml = codec.encodeRequest(operation, body, { messageId: call.requestId, deviceInformation: device });
     let answer: CoreAnswer<XmlElement>;
     try {
-      const path = symxchangeService(wire.service).endpointPath;
-      answer = await send(call, path, wire.soapAction, xml, !operation.writes);
+      answer = await send(call, serviceAddress(call.core.url, wire.service), wire.soapAction, xml, !operation.writes);
     } catch (error) {
       throw failedExchange(call, operation, error);
     }
@@ -444,7 +465,7 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
     syms: [...cores.keys()],
     verifiesCredentials: true,
     async answer(operation, _context, body, coreCall: CoreCall) {
-      if (!codec.mapping.carries(operation))
+      if (!SYMXCHANGE_SERVICES.has(operation.service))
         throw new Problem(
           501,
           'STORE_ONLY',
@@ -452,6 +473,13 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
         );
       const core = cores.get(coreCall.sym);
       if (!core) throw new Problem(404, 'NOT_FOUND', `No core is configured for Sym ${coreCall.sym}`);
+      const { codec, forwarding, facts } = core.dialect;
+      if (!codec.mapping.carries(operation))
+        throw new Problem(
+          501,
+          'CORE_OPERATION_UNSUPPORTED',
+          `The core of Sym ${core.sym} speaks SymXchange ${facts.release.release}, which has no ${operation.name}`,
+        );
       const started = performance.now();
       let outcome = 'ok';
       // One deadline for every exchange an operation takes and the reading of their answers.
@@ -496,11 +524,23 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
         coreCall.outcome = { latencyMs: Math.round(performance.now() - started), outcome };
       }
     },
+    async start() {
+      await Promise.all(
+        [...cores.values()].map(async (core) => {
+          const learned = await learnRelease(core, settings, options.operations, log);
+          if (learned) core.dialect = dialectOf(learned);
+        }),
+      );
+    },
     readiness() {
-      const states = [...cores.values()].map((core) => ({ sym: core.sym, state: CircuitState[core.breaker.state] }));
+      const states = [...cores.values()].map((core) => ({
+        sym: core.sym,
+        state: CircuitState[core.breaker.state],
+        release: core.dialect.facts.release.release,
+      }));
       return {
         ready: states.some((s) => s.state !== 'Open'),
-        detail: states.map((s) => `${s.sym}: ${s.state.toLowerCase()}`).join(', '),
+        detail: states.map((s) => `${s.sym}: ${s.state.toLowerCase()}, SymXchange ${s.release}`).join('; '),
       };
     },
     circuits() {

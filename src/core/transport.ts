@@ -204,9 +204,9 @@ function timedConnector(connect: buildConnector.connector, timeoutMs: number): b
 export interface CoreTransport {
   /** The core's base URL. */
   readonly url: URL;
-  /** A SOAP call: its answer read by `options.read` as it arrives, within `options.signal`. */
+  /** A SOAP call to a path of the core's origin: its answer read by `options.read` as it arrives, within `options.signal`. */
   post<T>(path: string, soapAction: string, xml: string, options: ExchangeOptions<T>): Promise<CoreAnswer<T>>;
-  /** A plain GET within the call deadline (`coregate core check` reads a WSDL). */
+  /** A plain GET of a path of the core's origin within the call deadline (a WSDL and its XSDs). */
   get(path: string): Promise<CoreAnswer<string>>;
   close(): Promise<void>;
 }
@@ -235,7 +235,6 @@ export function coreTransport(url: URL, settings: SymxchangeSettings): CoreTrans
       settings.connectTimeoutMs,
     ),
   });
-  const base = url.pathname.replace(/\/+$/, '');
   const maxBytes = settings.maxAnswerBytes;
 
   function exchange<T>(
@@ -265,7 +264,7 @@ export function coreTransport(url: URL, settings: SymxchangeSettings): CoreTrans
       if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
       pool.dispatch(
-        { method, path: `${base}${path}`, headers, body },
+        { method, path, headers, body },
         {
           onRequestStart(started) {
             controller = started;

@@ -38,6 +38,7 @@ import { acceptedCredentials, auditEvent, OperationPipeline } from './operation-
 import { registerOperationRoutes } from './operation-routes.js';
 import { registerSoapRoutes, soapEndpoints } from './soap-routes.js';
 import { createSymxCodec } from '../symxchange/codec.js';
+import { KNOWN_FACTS } from '../catalog/symxchange/index.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { closeIfRefused, limitConnectionsPerAddress } from './connections.js';
 import { lazySerializers, lazyValidators } from './lazy-compilers.js';
@@ -233,7 +234,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onSend', async (request, reply) => answerHeaders(request, reply));
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
-  const codec = createSymxCodec({ operations: CORE_OPERATIONS, schemas: SHARED_SCHEMAS });
+  // One codec per release the SOAP face serves; release 3.0's (the first) also names each operation's SOAP twin.
+  const codecs = KNOWN_FACTS.map((facts) =>
+    createSymxCodec({ operations: CORE_OPERATIONS, schemas: SHARED_SCHEMAS, facts }),
+  );
+  const codec = codecs[0]!;
   await registerApiReference(app, {
     db,
     authenticator,
@@ -267,6 +272,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       "gateway mode: every operation is answered by its Sym's SymXchange core",
     );
   }
+  // Before the first call: which SymXchange release each core speaks, read from its own WSDLs.
+  if (!options.core) await core.start?.();
   metrics.watchCore(core);
   // Every request is counted and logged once; every call to an operation is audited with its outcome,
   // whichever edge it came through (a write's event was committed with the write itself, see runWrite).
@@ -310,8 +317,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     faultRules,
   });
   registerOperationRoutes(app, { operations: OPERATIONS, authenticator, pipeline, syms: core.syms });
-  registerSoapRoutes(app, { config, codec, authenticator, pipeline });
-  const soapPaths = new Map(soapEndpoints(codec).map((e) => [`${e.service}|${e.family}`, e.path]));
+  registerSoapRoutes(app, { config, codecs, authenticator, pipeline });
+  const soapPaths = new Map(soapEndpoints([codec]).map((e) => [`${e.service}|${e.family}`, e.path]));
   registerOpsRoutes(app, {
     db,
     core,

@@ -51,6 +51,8 @@ export function operationProblems(
   add(429, 'RATE_LIMITED');
   add(500, 'INTERNAL');
   if (options.gateway && !core) add(501, 'STORE_ONLY');
+  // A core whose SymXchange release lacks the operation (2020.00 has no collateral service).
+  if (core) add(501, 'CORE_OPERATION_UNSUPPORTED');
   if (core) add(502, 'CORE_ERROR', 'CORE_BAD_RESPONSE');
   // coregate's own database (tokens, idempotency keys, the store) is unreachable; in gateway mode, the core.
   add(503, 'UNAVAILABLE');
@@ -90,6 +92,7 @@ export const PROBLEM_EXAMPLE_DETAILS: Readonly<Partial<Record<ProblemCode, strin
   CORE_ERROR: 'The core refused the call',
   CORE_CREDENTIALS_REJECTED: 'The core rejected the credentials',
   STORE_ONLY: "This is coregate's own session management: in gateway mode log on at the core",
+  CORE_OPERATION_UNSUPPORTED: 'The core of Sym 627 speaks SymXchange 2020.00, which has no getCollateralSelectFields',
   SANDBOX_FAULTS_DISABLED:
     'X-Coregate-Fault is refused: fault injection is off (COREGATE_SANDBOX_FAULTS=on turns it on in a sandbox)',
   NOT_A_DEMO_DATASET: 'The store does not hold a seeded demo dataset, so there is nothing to reset it to',

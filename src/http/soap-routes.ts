@@ -1,6 +1,7 @@
 /**
- * The SymXchange SOAP face: coregate's operations served as the core's SOAP 1.1 endpoints
- * (`POST /SymXchange/<service>`, the 2022.01 family under `/SymXchange/2022.01/<service>`), with the WSDL it
+ * The SymXchange SOAP face: coregate's operations served as the core's SOAP 1.1 endpoints, in each release's
+ * dialect where its installations serve it (release 3.0 at `POST /SymXchange/<service>`, the 2022.01 family
+ * under `/SymXchange/2022.01/<service>`, 2020.00 at `/SymXchange/2020.00/<service>`), with the WSDL it
  * generates at `GET <endpoint>?wsdl`. A call is decoded into the operation's JSON body and passes the same
  * policy as the JSON API (operation-pipeline.ts): the bearer token and its scopes (or, with
  * `COREGATE_SOAP_AUTH=credentials`, the body `Credentials` alone), rate limits, validation, credentials,
@@ -25,34 +26,53 @@ import { auditEvent, type OperationPipeline } from './operation-pipeline.js';
 
 export interface SoapRoutesOptions {
   readonly config: Config;
-  readonly codec: SymxCodec;
+  /** One codec per release served: release 3.0's first. */
+  readonly codecs: readonly SymxCodec[];
   readonly authenticator: Authenticator;
   readonly pipeline: OperationPipeline;
 }
 
-/** A SOAP endpoint coregate serves and its path. */
+/** A SOAP endpoint coregate serves, its path, and the codec of its release. */
 export interface SoapEndpoint extends Endpoint {
   readonly path: string;
+  readonly codec: SymxCodec;
 }
 
 const SERVICES: readonly SymxServiceName[] = ['findby', 'corptransfer', 'account', 'collateral'];
 const SOAP_CONTENT_TYPE = 'text/xml; charset=utf-8';
 
 /**
- * The endpoints: `/SymXchange/<service>` for the persistent family, `/SymXchange/2022.01/<service>` for the
- * 2022.01 one; a service only the 2022.01 family has (collateral) is also at the core's own address.
- * @example soapEndpoints(codec).map((e) => e.path) // ['/SymXchange/findby', …, '/SymXchange/2022.01/collateral']
+ * The endpoints. Release 3.0 (the first codec): `/SymXchange/<service>` for the persistent family,
+ * `/SymXchange/2022.01/<service>` for the 2022.01 one; a service only the 2022.01 family has (collateral) is
+ * also at the core's own address. Any other release: each service it has at its installations' endpoint path
+ * (`/SymXchange/2020.00/account`), answered by the 2022.01 family where the service has it (its update objects
+ * hold the record less its read-only fields and its failures repeat, as those releases' do), else the
+ * persistent one (findby).
+ * @example soapEndpoints([codec]).map((e) => e.path) // ['/SymXchange/findby', …, '/SymXchange/2022.01/collateral']
  */
-export function soapEndpoints(codec: SymxCodec): SoapEndpoint[] {
-  return SERVICES.flatMap((service) => {
-    const p1 = codec.mapping.endpoint(service, 'P1').length > 0;
-    const p2 = codec.mapping.endpoint(service, 'P2').length > 0;
+export function soapEndpoints(codecs: readonly SymxCodec[]): SoapEndpoint[] {
+  const [primary, ...others] = codecs;
+  const own = SERVICES.flatMap((service): SoapEndpoint[] => {
+    if (!primary) return [];
+    const p1 = primary.mapping.endpoint(service, 'P1').length > 0;
+    const p2 = primary.mapping.endpoint(service, 'P2').length > 0;
+    const codec = primary;
     return [
-      ...(p1 ? [{ service, family: 'P1' as const, path: `/SymXchange/${service}` }] : []),
-      ...(p2 && !p1 ? [{ service, family: 'P2' as const, path: `/SymXchange/${service}` }] : []),
-      ...(p2 ? [{ service, family: 'P2' as const, path: `/SymXchange/2022.01/${service}` }] : []),
+      ...(p1 ? [{ service, family: 'P1' as const, path: `/SymXchange/${service}`, codec }] : []),
+      ...(p2 && !p1 ? [{ service, family: 'P2' as const, path: `/SymXchange/${service}`, codec }] : []),
+      ...(p2 ? [{ service, family: 'P2' as const, path: `/SymXchange/2022.01/${service}`, codec }] : []),
     ];
   });
+  const released = others.flatMap((codec) =>
+    SERVICES.flatMap((service): SoapEndpoint[] => {
+      const family = (['P2', 'P1'] as const).find((f) => codec.mapping.endpoint(service, f).length > 0);
+      return family ? [{ service, family, path: codec.mapping.service(service).endpointPath, codec }] : [];
+    }),
+  );
+  const taken = new Set(own.map((endpoint) => endpoint.path));
+  for (const endpoint of released)
+    if (taken.has(endpoint.path)) throw new Error(`two releases are served at ${endpoint.path}`);
+  return [...own, ...released];
 }
 
 /** A WSDL document with its endpoint address left open: the address in, the document out. */
@@ -60,8 +80,8 @@ type WsdlTemplate = (address: string) => string;
 
 const ADDRESS_PLACEHOLDER = 'urn:coregate:endpoint-address';
 
-function wsdlTemplate(codec: SymxCodec, endpoint: SoapEndpoint): WsdlTemplate {
-  const document = wsdlDocument(codec.mapping, endpoint, ADDRESS_PLACEHOLDER);
+function wsdlTemplate(endpoint: SoapEndpoint): WsdlTemplate {
+  const document = wsdlDocument(endpoint.codec.mapping, endpoint, ADDRESS_PLACEHOLDER);
   const at = document.indexOf(ADDRESS_PLACEHOLDER);
   const before = document.slice(0, at);
   const after = document.slice(at + ADDRESS_PLACEHOLDER.length);
@@ -125,8 +145,8 @@ function soapActionOf(request: FastifyRequest): string | undefined {
 }
 
 export function registerSoapRoutes(app: FastifyInstance, options: SoapRoutesOptions): void {
-  const { config, codec, authenticator, pipeline } = options;
-  const endpoints = soapEndpoints(codec);
+  const { config, codecs, authenticator, pipeline } = options;
+  const endpoints = soapEndpoints(codecs);
   // One WSDL per endpoint, generated at its first request around a placeholder address; each request gets
   // it with its address put in. Nothing is kept per Host header or per client (a WSDL is about 290 KB).
   const wsdls = new Map<SoapEndpoint, WsdlTemplate>();
@@ -170,12 +190,13 @@ export function registerSoapRoutes(app: FastifyInstance, options: SoapRoutesOpti
     });
 
     for (const endpoint of endpoints) {
+      const { codec } = endpoint;
       soap.get(endpoint.path, { schema: { hide: true } }, async (request, reply) => {
         const query = request.query as Record<string, unknown>;
         if (!('wsdl' in query) && !('WSDL' in query))
           throw new Problem(404, 'NOT_FOUND', `POST SOAP envelopes here; GET ${endpoint.path}?wsdl for the WSDL`);
         let template = wsdls.get(endpoint);
-        if (!template) wsdls.set(endpoint, (template = wsdlTemplate(codec, endpoint)));
+        if (!template) wsdls.set(endpoint, (template = wsdlTemplate(endpoint)));
         const address = `${config.publicUrl ? publicBase(config.publicUrl) : listenerBase(request)}${endpoint.path}`;
         // Without a public URL the address depends on the interface the request came in on: no shared cache.
         const caching = config.publicUrl ? 'public, max-age=300' : 'private, max-age=300';

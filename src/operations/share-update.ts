@@ -31,6 +31,7 @@ import {
   defineOperation,
   STAFF_AND_MEMBER_CREDENTIALS,
   type CoreRequest,
+  type CoreUpdateObject,
   type OperationContext,
   type RequestBody,
 } from './types.js';
@@ -423,14 +424,21 @@ function inRequestOrder(failures: readonly FailureBody[], fields: readonly strin
  * into one UpdateStatus of the family's shape, in the request's order. With no field left,
  * the core is not called. The primary key of the gateway's failures is the request's (ShareId as given).
  */
-function coreRequest(record: RecordDef, family: Family, body: UpdateBody): CoreRequest {
+function coreRequest(record: RecordDef, family: Family, body: UpdateBody, core: CoreUpdateObject): CoreRequest {
   const fieldsName = updatableFieldsName(record, family);
   const submitted = property(body, fieldsName) as WireRecord;
   const carried: WireRecord = {};
   const violations: FieldRuleViolation[] = [];
   for (const [name, value] of Object.entries(submitted)) {
     const field = record.fields.find((f) => f.name === name)!;
-    const violation = wireRuleViolation(record, field, value);
+    // Spec, rule 2: a field the core's release cannot update is a failure of its own, never dropped.
+    const violation =
+      core.fields && !core.fields.has(name)
+        ? {
+            code: 'NOT_UPDATABLE_AT_CORE' as const,
+            message: `${name} cannot be updated at this core (SymXchange ${core.release} has no such element in its update)`,
+          }
+        : wireRuleViolation(record, field, value);
     if (violation) violations.push(violation);
     else carried[name] = value;
   }
@@ -471,7 +479,7 @@ function updateOperation(record: RecordDef, family: Family) {
     request,
     response: responseSchema(family, record),
     handle: (context, body) => applyUpdate(record, family, context, body),
-    coreRequest: (body) => coreRequest(record, family, body),
+    coreRequest: (body, core) => coreRequest(record, family, body, core),
   });
 }
 

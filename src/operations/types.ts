@@ -71,11 +71,20 @@ export interface Operation<Request extends TProperties = TProperties, Response e
    * failed itself (DESIGN, Errors); `request` undefined means nothing is left to send, and `answer` is
    * called without the core's.
    */
-  coreRequest?(body: RequestBody<Request>): CoreRequest;
+  coreRequest?(body: RequestBody<Request>, core: CoreUpdateObject): CoreRequest;
   /** Body properties besides the envelope (`Credentials`, `nxAttributes`). */
   readonly request: Request;
   readonly response: Response;
   handle(context: OperationContext, body: RequestBody<Request>): Promise<Static<Response>>;
+}
+
+/**
+ * What the core's release takes of an update: the fields its update object holds (2020.00's
+ * `<Record>UpdateableFields` lack the read-only ones), and the release's name for messages.
+ */
+export interface CoreUpdateObject {
+  readonly release: string;
+  readonly fields: ReadonlySet<string> | undefined;
 }
 
 /** What a gateway sends the core for a request, and how it answers from the core's answer (`coreRequest`). */

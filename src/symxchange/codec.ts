@@ -34,7 +34,7 @@
  * namespaces.ts, json.ts and violations.ts beneath them.
  */
 import type { TSchema } from 'typebox';
-import { symxchangeService } from '../catalog/symxchange/index.js';
+import type { SymxFacts } from '../catalog/symxchange/index.js';
 import { readFault, SOAP_ENVELOPE_NS, SoapFaultError, statusError } from './faults.js';
 import { jsonSchemas } from './json-schema.js';
 import { createSymxMapping, type CodecOperation, type SymxMapping, type WireOperation } from './mapping.js';
@@ -65,6 +65,8 @@ export interface SymxCodecOptions {
   readonly limits?: Partial<XmlLimits>;
   /** How long a response's lists may be (gateway mode); unbounded without. */
   readonly answerLists?: AnswerLists;
+  /** The release the codec speaks: 3.0 unless told. */
+  readonly facts?: SymxFacts;
 }
 
 export interface DecodedRequest {
@@ -108,7 +110,7 @@ export interface SymxCodec {
  */
 export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
   const limits: XmlLimits = { ...DEFAULT_XML_LIMITS, ...options.limits };
-  const mapping = createSymxMapping(options.operations, options.schemas);
+  const mapping = createSymxMapping(options.operations, options.schemas, options.facts);
   const json = jsonSchemas(options.schemas);
   const layoutOf = compileLayouts(mapping);
   const responses = answers(options.answerLists);
@@ -128,7 +130,7 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
     encodeRequest(operation, body, { messageId, deviceInformation }) {
       const shape = requestShapeOf(operation);
       const xml = within(operation.name, () => shape.encode(shape.toWire(body, messageId, deviceInformation)));
-      return envelope(shape.wire, operation.name, xml);
+      return envelope(mapping, shape.wire, operation.name, xml);
     },
 
     decodeRequest(xml, endpoint) {
@@ -136,7 +138,7 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
       // SOAP 1.1 processes the headers before the body: a mandatory one refuses the call, whatever it asks.
       refuseMandatoryHeaders(headers);
       const operation =
-        uri === symxchangeService(endpoint.service).targetNamespace ? endpointOperation(endpoint, local) : undefined;
+        uri === mapping.service(endpoint.service).targetNamespace ? endpointOperation(endpoint, local) : undefined;
       if (!operation)
         throw new SoapCodecError(
           'SOAP_UNKNOWN_OPERATION',
@@ -154,7 +156,7 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
       const shape = responseShapeOf(operation);
       if (!isObject(result)) throw violation('a response is a JSON object', `${operation.name}Response`);
       const xml = within(`${operation.name}Response`, () => shape.encode(shape.toWire(result, messageId)));
-      return envelope(shape.wire, `${operation.name}Response`, xml);
+      return envelope(mapping, shape.wire, `${operation.name}Response`, xml);
     },
 
     decodeResponse(operation, xml) {
@@ -162,7 +164,7 @@ export function createSymxCodec(options: SymxCodecOptions): SymxCodec {
       const { element, scope, uri, local } = bodyElementOf(xml, limits);
       if (uri === SOAP_ENVELOPE_NS && local === 'Fault') throw new SoapFaultError(readFault(element));
       const expected = `${operation.name}Response`;
-      if (uri !== symxchangeService(shape.wire.service).targetNamespace || local !== expected)
+      if (uri !== mapping.service(shape.wire.service).targetNamespace || local !== expected)
         throw new SoapCodecError('SOAP_UNKNOWN_OPERATION', `expected ${expected}, got ${local}`);
       const { value: decoded, notes } = within(local, () => {
         const { child, scope: childScope } = wrapperChild(element, scope, shape.wire.response.child.name);

@@ -17,13 +17,11 @@
  */
 import type { TSchema } from 'typebox';
 import {
-  complexType as factType,
-  complexTypeNames as factTypeNames,
-  symxchangeOperation,
-  symxchangeOperations,
-  symxchangeService,
+  FACTS_3_0,
   VERSION_ELEMENT,
+  type SymxFacts,
   type SymxOperation,
+  type SymxService,
   type SymxServiceName,
   type XsdComplexType,
   type XsdElement,
@@ -51,10 +49,27 @@ export interface WireOperation extends SymxOperation {
 }
 
 export interface SymxMapping {
-  /** The SOAP operation of a coregate operation; throws for one without (logon, logoff). */
+  /** The facts of the release the mapping speaks. */
+  readonly facts: SymxFacts;
+  /** True for release 3.0, whose elements coregate's JSON was built from: every JSON property has its element. */
+  readonly native: boolean;
+  /** The SOAP operation of a coregate operation; throws for one without (logon, logoff, one the release lacks). */
   wireOperation(operation: CodecOperation): WireOperation;
-  /** True when the operation has a SOAP operation. */
+  /** True when the operation has a SOAP operation in the release. */
   carries(operation: CodecOperation): boolean;
+  /**
+   * coregate's operations of the SymXchange services that the release has no SOAP operation for, neither its
+   * own nor a sibling (its service may be missing altogether: 2020.00 has no collateral service).
+   */
+  readonly lacking: readonly CodecOperation[];
+  /** A service of the release; throws for one it lacks. */
+  service(name: SymxServiceName): SymxService;
+  /**
+   * The update object of an update's request, where the release puts the record's fields: its JSON property
+   * (`ShareHoldFields`, `ShareHoldUpdatableFields`), its element (`ShareHoldFields` in 3.0,
+   * `ShareHoldUpdateableFields` in 2020.00) and the fields its type holds; undefined for another operation.
+   */
+  updateObject(operation: CodecOperation): UpdateObject | undefined;
   /** coregate's operations of a service and path family, each with its SOAP operation. */
   endpoint(service: SymxServiceName, family: Family): { operation: CodecOperation; wire: WireOperation }[];
   /**
@@ -64,6 +79,16 @@ export interface SymxMapping {
   complexType(name: string, family?: Family): XsdComplexType;
   isComplexType(name: string): boolean;
 }
+
+/** Where an update's request carries the record's fields on the wire. */
+export interface UpdateObject {
+  readonly json: string;
+  readonly element: string;
+  readonly fields: ReadonlySet<string>;
+}
+
+/** A JSON property holding a record's fields to update: `<Record>Fields` (P1) or `<Record>UpdatableFields` (P2). */
+const UPDATE_PROPERTY = /^([A-Z]\w*?)(?:Updatable)?Fields$/;
 
 /** The widening of the spec's JSON over the XSD (see the module comment), by type and element: the 2022.01 family's. */
 const WIDENED: Readonly<Record<string, Readonly<Record<string, Partial<XsdElement>>>>> = {
@@ -101,31 +126,39 @@ function removedPart(longer: string, shorter: string): string {
 }
 
 /**
- * The mapping of a set of operations, whose schemas refer to the shared schemas by `$id`.
+ * The mapping of a set of operations, whose schemas refer to the shared schemas by `$id`, onto one release's
+ * facts (3.0's unless told).
  * @example createSymxMapping(OPERATIONS, SHARED_SCHEMAS).wireOperation(getCollateral).request.element
  *   // 'collateral:getCollateral'
  */
 export function createSymxMapping(
   operations: readonly CodecOperation[],
   sharedSchemas: readonly TSchema[],
+  facts: SymxFacts = FACTS_3_0,
 ): SymxMapping {
   const json = jsonSchemas(sharedSchemas);
-  const types = new Map<string, XsdComplexType>(factTypeNames().map((name) => [name, widen(name, factType(name))]));
+  const types = new Map<string, XsdComplexType>(
+    facts.complexTypeNames().map((name) => [name, widen(name, facts.complexType(name))]),
+  );
 
-  const elementNames = (typeName: string): Set<string> => {
-    const names = new Set<string>();
+  /** The elements of a type of the mapping, its base's first, groups flattened. */
+  const elementsOf = (typeName: string): XsdElement[] => {
+    const type = types.get(typeName);
+    if (!type) return [];
+    const elements = type.base ? elementsOf(type.base) : [];
     const visit = (group: XsdGroup | undefined) =>
-      group?.particles.forEach((p) => (p.kind === 'element' ? names.add(p.name) : p.kind !== 'any' && visit(p)));
-    for (let type = types.get(typeName); type; type = type.base ? types.get(type.base) : undefined) visit(type.content);
-    return names;
+      group?.particles.forEach((p) => (p.kind === 'element' ? elements.push(p) : p.kind !== 'any' && visit(p)));
+    visit(type.content);
+    return elements;
   };
+  const elementNames = (typeName: string): Set<string> => new Set(elementsOf(typeName).map((e) => e.name));
 
   /**
    * The complex type of the service's namespaces that carries every property of a JSON object, with the
    * fewest elements besides: where a sibling's type is narrower than the operation's JSON.
    */
   function typeCarrying(service: SymxServiceName, properties: readonly string[]): string {
-    const aliases = new Set(symxchangeService(service).schemaNamespaces);
+    const aliases = new Set(facts.service(service).schemaNamespaces);
     const fits = [...types.keys()]
       .filter((name) => aliases.has(name.slice(0, name.lastIndexOf(':'))))
       .map((name) => ({ name, elements: elementNames(name) }))
@@ -206,7 +239,7 @@ export function createSymxMapping(
     return {
       ...sibling,
       name: operation.name,
-      soapAction: `${symxchangeService(service).targetNamespace}/${operation.name}`,
+      soapAction: `${facts.service(service).targetNamespace}/${operation.name}`,
       coregateFamilies: [operation.family],
       siblingOf: [],
       request: { element: `${alias}:${operation.name}`, child: { ...sibling.request.child, type: requestType } },
@@ -216,27 +249,51 @@ export function createSymxMapping(
   }
 
   const wires = new Map<CodecOperation, WireOperation>();
+  const lacking: CodecOperation[] = [];
   for (const operation of operations) {
     if (!SERVICES.includes(operation.service as SymxServiceName)) continue;
-    const own = symxchangeOperation(operation.service, operation.name);
+    const own = facts.operation(operation.service, operation.name);
     if (own) {
       wires.set(operation, own);
       continue;
     }
-    const sibling = symxchangeOperations(operation.service as SymxServiceName).find((op) =>
-      op.siblingOf.includes(operation.name),
-    );
-    if (!sibling) throw new Error(`${operation.service}/${operation.name} has neither a SOAP operation nor a sibling`);
-    wires.set(operation, derive(operation, sibling));
+    const sibling = facts
+      .operations(operation.service as SymxServiceName)
+      .find((op) => op.siblingOf.includes(operation.name));
+    if (sibling) wires.set(operation, derive(operation, sibling));
+    else lacking.push(operation);
+  }
+
+  const updateObjects = new Map<CodecOperation, UpdateObject | undefined>();
+  /** The facts name each record's update object; the JSON property holding its fields names the record. */
+  function findUpdateObject(operation: CodecOperation): UpdateObject | undefined {
+    if (!wires.has(operation)) return undefined;
+    for (const json of Object.keys(operation.request)) {
+      const record = UPDATE_PROPERTY.exec(json)?.[1];
+      const found = record === undefined ? undefined : facts.updateObject(record);
+      if (!found) continue;
+      const fields = new Set([...elementNames(found.type)].filter((name) => name !== VERSION_ELEMENT));
+      return { json, element: found.element, fields };
+    }
+    return undefined;
   }
 
   return {
+    facts,
+    native: facts === FACTS_3_0,
+    updateObject(operation) {
+      if (!updateObjects.has(operation)) updateObjects.set(operation, findUpdateObject(operation));
+      return updateObjects.get(operation);
+    },
     wireOperation(operation) {
       const wire = wires.get(operation);
-      if (!wire) throw new Error(`${operation.service}/${operation.name} has no SymXchange operation`);
+      if (!wire)
+        throw new Error(`${operation.service}/${operation.name} has no SymXchange ${facts.release.release} operation`);
       return wire;
     },
     carries: (operation) => wires.has(operation),
+    lacking,
+    service: (name) => facts.service(name),
     endpoint(service, family) {
       return [...wires]
         .filter(([operation]) => operation.service === service && operation.family === family)
@@ -245,7 +302,7 @@ export function createSymxMapping(
     complexType(name, family) {
       const type = types.get(name);
       if (!type) throw new Error(`complex type ${name} is not in the SymXchange mapping`);
-      return family === 'P1' && WIDENED[name] ? factType(name) : type;
+      return family === 'P1' && WIDENED[name] ? facts.complexType(name) : type;
     },
     isComplexType: (name) => types.has(name),
   };

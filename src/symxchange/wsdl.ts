@@ -7,8 +7,6 @@
  * No vendor file is copied: everything is written from the facts.
  */
 import {
-  qualifiedName,
-  symxchangeService,
   type SymxServiceName,
   type XsdAttribute,
   type XsdComplexType,
@@ -57,7 +55,7 @@ export function wsdlDocument(
   endpoint: { readonly service: SymxServiceName; readonly family: Family },
   address: string,
 ): string {
-  const service = symxchangeService(endpoint.service);
+  const service = mapping.service(endpoint.service);
   const serviceAlias = aliasOf(mapping.endpoint(endpoint.service, endpoint.family)[0]?.wire.request.element ?? ':');
   const wires: WireOperation[] = mapping
     .endpoint(endpoint.service, endpoint.family)
@@ -101,7 +99,7 @@ export function wsdlDocument(
     prefixes.set(alias, prefix);
   }
   const ref = (name: string) => (name.startsWith('xsd:') ? name : `${prefixes.get(aliasOf(name))}:${localOf(name)}`);
-  const uriOf = (alias: string) => qualifiedName(`${alias}:x`).namespace;
+  const uriOf = (alias: string) => mapping.facts.qualifiedName(`${alias}:x`).namespace;
 
   const attributeXml = (attribute: XsdAttribute): string => {
     const use = attribute.use === 'required' ? ' use="required"' : '';
@@ -204,7 +202,7 @@ export function wsdlDocument(
   return (
     '<?xml version="1.0" encoding="UTF-8"?>\n' +
     `<wsdl:definitions name="${service.wsdlName}" targetNamespace="${service.targetNamespace}" ${declarations}>` +
-    `<wsdl:documentation>coregate: SymXchange ${service.wsdlName} (${endpoint.family === 'P1' ? 'persistent' : '2022.01'} family), generated from its record catalog and SymXchange mapping</wsdl:documentation>` +
+    `<wsdl:documentation>coregate: SymXchange ${mapping.facts.release.release} ${service.wsdlName} (${endpoint.family === 'P1' ? 'persistent' : '2022.01'} family), generated from its record catalog and SymXchange mapping</wsdl:documentation>` +
     `<wsdl:types>${aliases.map(schemaXml).join('')}</wsdl:types>` +
     messages +
     `<wsdl:portType name="${service.portType}">${portType}</wsdl:portType>` +

@@ -133,6 +133,12 @@ export function releaseFacts(release: SymxRelease): SymxFacts {
 /** The facts of release 3.0, which the module's functions below read. */
 export const FACTS_3_0 = releaseFacts(RELEASE_3_0);
 
+/** The facts of release 2020.00. */
+export const FACTS_2020_00 = releaseFacts(RELEASE_2020_00);
+
+/** The facts of every release coregate knows, 3.0 first: the SOAP face serves each, the gateway recognises each. */
+export const KNOWN_FACTS: readonly SymxFacts[] = [FACTS_3_0, FACTS_2020_00];
+
 /**
  * A service's endpoint, namespaces and binding (release 3.0).
  * @example symxchangeService('findby').endpointPath // '/SymXchange/findby'

@@ -6,7 +6,7 @@
  * newer core adds is skipped and noted, and its lists are held to their bounds (answers.ts). The operation
  * shapes (shapes.ts) hold the decoder of each request's and response's top element.
  */
-import { qualifiedName, VERSION_ELEMENT, type XsdElement, type XsdGroup } from '../../catalog/symxchange/index.js';
+import { VERSION_ELEMENT, type XsdElement, type XsdGroup } from '../../catalog/symxchange/index.js';
 import type { JsonSchema, JsonSchemas } from '../json-schema.js';
 import type { SymxMapping } from '../mapping.js';
 import { clip, isBlank, NO_ATTRIBUTES, type XmlElement } from '../xml.js';
@@ -154,7 +154,7 @@ export function compileDecoders(codec: {
       const propertySchema = properties[attribute.name];
       const uri =
         attribute.qualified && attribute.namespace !== undefined
-          ? qualifiedName(`${attribute.namespace}:x`).namespace
+          ? mapping.facts.qualifiedName(`${attribute.namespace}:x`).namespace
           : '';
       return { attribute, uri, parse: propertySchema ? scalarParser(json, propertySchema, attribute.type) : undefined };
     });

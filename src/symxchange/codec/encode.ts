@@ -4,7 +4,7 @@
  * the type's layout (layout.ts) and its scalars' text (scalars.ts); a call then walks the value, not the
  * schemas. The operation shapes (shapes.ts) hold the encoder of each request's and response's top element.
  */
-import type { XsdAttribute, XsdElement } from '../../catalog/symxchange/index.js';
+import { VERSION_ELEMENT, type XsdAttribute, type XsdElement } from '../../catalog/symxchange/index.js';
 import type { JsonSchema, JsonSchemas } from '../json-schema.js';
 import type { SymxMapping } from '../mapping.js';
 import { escapeAttribute, escapeText, isPlainText } from '../xml.js';
@@ -38,6 +38,11 @@ export function compileEncoders(codec: {
 }): ElementEncoderOf {
   const { mapping, json, layoutOf } = codec;
   const elementEncoders = new Map<string, Map<JsonSchema, ElementEncoder>>();
+  // coregate's JSON was built from 3.0's elements: there, a property without an element is a bug, refused. A
+  // release without some of them (2020.00's ShareName has no Headquarters) has nowhere to write the field: an
+  // answer leaves it out, and a gateway's selection of it is not sent (its answer is then null). A share update's
+  // fields it cannot carry never reach here: they are failures of their own (share-update.ts, coreRequest).
+  const writesWhatItHas = !mapping.native;
 
   function elementEncoder(element: XsdElement, schema: JsonSchema): ElementEncoder {
     const key = `${element.name}|${element.type}|${element.maxOccurs}`;
@@ -150,8 +155,16 @@ export function compileEncoders(codec: {
     /** Refuses a JSON property without an element or attribute (only looked for when the counts differ). */
     const checkProperties = (object: JsonObject) => {
       for (const key in object) {
-        if (object[key] === undefined || known.has(key)) continue;
+        if (object[key] === undefined || known.has(key) || writesWhatItHas) continue;
         if (key === WILDCARD_PROPERTY && object[key] === null && layout.hasWildcard) continue;
+        // The spec's JSON carries the version marker and its wildcard as nulls; a release without them (2020.00
+        // has no Version_1) has nothing to write for them.
+        if (
+          (key === VERSION_ELEMENT || key === WILDCARD_PROPERTY) &&
+          object[key] === null &&
+          !known.has(VERSION_ELEMENT)
+        )
+          continue;
         throw violation(`JSON property ${key} has no element or attribute in ${typeName}`, key);
       }
     };

@@ -4,29 +4,28 @@
  * at each (namespaces.ts). Mandatory header entries are refused here (coregate understands none). What
  * lies inside the body element is the operation shapes' (shapes.ts).
  */
-import { qualifiedName, symxchangeService } from '../../catalog/symxchange/index.js';
 import { SOAP_ENVELOPE_NS } from '../faults.js';
-import type { WireOperation } from '../mapping.js';
+import type { SymxMapping, WireOperation } from '../mapping.js';
 import { clip, isBlank, NO_ATTRIBUTES, parseXml, SoapCodecError, type XmlElement, type XmlLimits } from '../xml.js';
 import { localName, namespaceOf, NO_SCOPE, resolveName, withDeclarations, XSI_NS, type Scope } from './namespaces.js';
 import { quoted, violation } from './violations.js';
 
-const SYMXCOMMON_NS = qualifiedName('symxcommon:x').namespace;
-
 /**
- * The Envelope's declarations: SOAP's, the service's and symxcommon's, and XML Schema instance only when
- * the content uses it (an `xsi:nil`; text that names it only adds the declaration).
+ * The Envelope's declarations: SOAP's, the service's and symxcommon's (as the mapping's release names them),
+ * and XML Schema instance only when the content uses it (an `xsi:nil`; text that names it only adds the
+ * declaration).
  */
-const namespaces = (wire: WireOperation, childXml: string) =>
-  `xmlns:soapenv="${SOAP_ENVELOPE_NS}" xmlns:tns="${symxchangeService(wire.service).targetNamespace}" ` +
-  `xmlns:cmn="${SYMXCOMMON_NS}"${childXml.includes('xsi:') ? ` xmlns:xsi="${XSI_NS}"` : ''}`;
+const namespaces = (mapping: SymxMapping, wire: WireOperation, childXml: string) =>
+  `xmlns:soapenv="${SOAP_ENVELOPE_NS}" xmlns:tns="${mapping.service(wire.service).targetNamespace}" ` +
+  `xmlns:cmn="${mapping.facts.qualifiedName('symxcommon:x').namespace}"` +
+  `${childXml.includes('xsi:') ? ` xmlns:xsi="${XSI_NS}"` : ''}`;
 
 /**
  * An envelope whose Body holds `bodyElement` (in the service's namespace) around `childXml`.
- * @example envelope(wire, 'findBySSN', '<Request MessageId="m1">…</Request>')
+ * @example envelope(mapping, wire, 'findBySSN', '<Request MessageId="m1">…</Request>')
  */
-export const envelope = (wire: WireOperation, bodyElement: string, childXml: string) =>
-  `<soapenv:Envelope ${namespaces(wire, childXml)}><soapenv:Header/><soapenv:Body>` +
+export const envelope = (mapping: SymxMapping, wire: WireOperation, bodyElement: string, childXml: string) =>
+  `<soapenv:Envelope ${namespaces(mapping, wire, childXml)}><soapenv:Header/><soapenv:Body>` +
   `<tns:${bodyElement}>${childXml}</tns:${bodyElement}></soapenv:Body></soapenv:Envelope>`;
 
 /** An entry of the SOAP Header, with the namespaces in scope at it. */

@@ -103,11 +103,12 @@ export function compileShapes(codec: {
     const filterType = layout.slots.find((slot) => slot.element.name === 'SearchFilter')?.element.type;
     const filterHolds = (name: string) =>
       filterType !== undefined && layoutOf(filterType).slots.some((slot) => slot.element.name === name);
+    // The JSON's fields to update travel in the release's update object, whatever its name.
+    const updateObject = mapping.updateObject(operation);
     for (const [name, schema] of Object.entries(jsonProperties)) {
-      const fieldsName = name.replace(/UpdatableFields$/, 'Fields');
-      if (!elementNames.has(name) && fieldsName !== name && elementNames.has(fieldsName)) {
-        renames.set(name, fieldsName);
-        wireProperties[fieldsName] = schema;
+      if (updateObject?.json === name && updateObject.element !== name) {
+        renames.set(name, updateObject.element);
+        wireProperties[updateObject.element] = schema;
       } else if (!elementNames.has(name) && !('SearchFilter' in jsonProperties) && filterHolds(name)) {
         intoSearchFilter.push(name);
       } else wireProperties[name] = schema;
