@@ -193,6 +193,11 @@ export interface SymxchangeSettings {
   /** Failures in a row that open the circuit breaker, and how long it stays open before one call may try. */
   readonly breakerFailures: number;
   readonly breakerOpenMs: number;
+  /**
+   * A JSON file of rules mapping the core's Client faults, by status code and words, to the caller's problems
+   * (403, 404, 400), tried before the defaults (core/core-fault-rules.ts); checked at start.
+   */
+  readonly faultRulesFile: string | undefined;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -376,6 +381,7 @@ function symxchangeSettings(env: NodeJS.ProcessEnv): SymxchangeSettings {
     connections: integer(env, 'COREGATE_SYMXCHANGE_CONNECTIONS', 32, 1, 10_000),
     breakerFailures: integer(env, 'COREGATE_SYMXCHANGE_BREAKER_FAILURES', 5, 1, 10_000),
     breakerOpenMs: integer(env, 'COREGATE_SYMXCHANGE_BREAKER_OPEN_MS', defaults.breakerOpenMs, 100, 3_600_000),
+    faultRulesFile: env.COREGATE_SYMXCHANGE_FAULT_RULES || undefined,
   };
 }
 
