@@ -200,6 +200,11 @@ export interface SymxchangeSettings {
   readonly release: string | undefined;
   /** A folder holding the core's WSDLs and XSDs, for a core that does not serve them (`COREGATE_SYMXCHANGE_WSDL_DIR`). */
   readonly wsdlDir: string | undefined;
+  /**
+   * A JSON file of rules mapping the core's Client faults, by status code and words, to the caller's problems
+   * (403, 404, 400), tried before the defaults (core/core-fault-rules.ts); checked at start.
+   */
+  readonly faultRulesFile: string | undefined;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -385,6 +390,7 @@ function symxchangeSettings(env: NodeJS.ProcessEnv): SymxchangeSettings {
     breakerOpenMs: integer(env, 'COREGATE_SYMXCHANGE_BREAKER_OPEN_MS', defaults.breakerOpenMs, 100, 3_600_000),
     release: releaseName(env.COREGATE_SYMXCHANGE_RELEASE),
     wsdlDir: env.COREGATE_SYMXCHANGE_WSDL_DIR || undefined,
+    faultRulesFile: env.COREGATE_SYMXCHANGE_FAULT_RULES || undefined,
   };
 }
 

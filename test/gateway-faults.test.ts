@@ -1,7 +1,8 @@
 /**
  * Gateway mode against a core that misbehaves (a real HTTP server answering as each test sets it): every
  * failure is a problem+json with a stable code, never a 500 and never a hang. Faults and error elements are
- * mapped by their structure, and what the core wrote reaches the log, never the caller; timeouts, refusals,
+ * mapped by their structure (a Client fault's words by the fault rules: core-fault-rules.test.ts), and what
+ * the core wrote reaches the log, never the caller; timeouts, refusals,
  * a core that never accepts, resets mid-body (a read is sent once more, a write never), slow drips, HTML
  * pages, gateway statuses with Retry-After, oversized headers, huge, truncated and contract-breaking XML,
  * elements a newer core adds and lists longer than the maximum; the circuit breaker and /ready; X-Request-Id
@@ -221,7 +222,7 @@ for (const backend of BACKENDS) {
         assert.doesNotMatch(response.body, /NullPointer|ORA-|ACCOUNT|Lookup\.java/);
       });
 
-      test('words of a missing record or of credentials in a fault make neither a 404 nor a 403', async () => {
+      test("a Server fault's words of a missing record or of credentials make neither a 404 nor a 403", async () => {
         const texts = [
           'Account 0000000042 not found',
           'relation share does not exist',

@@ -74,9 +74,10 @@ export async function serveCommand(argv: string[], config: Config, print: Print)
   // Settings are checked before anything is migrated or seeded (buildApp checks them again in each worker).
   (await import('../operations/credential-policy.js')).checkCredentialPolicy(config.credentialPolicy);
   if (config.symxchange) {
-    // The gateway's certificate files are read now, so that a bad one is one line before anything opens.
+    // The gateway's certificate files and fault rules are read now, so that a bad one is one line before anything opens.
     const { tlsOptions } = await import('../core/transport.js');
     for (const url of config.symxchange.urls.values()) tlsOptions(url, config.symxchange);
+    (await import('../core/core-fault-rules.js')).coreFaultRules(config.symxchange.faultRulesFile);
   }
   await checkPortFree(config);
   await checkHostsResolve(config);

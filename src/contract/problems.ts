@@ -91,7 +91,7 @@ export class Problem extends Error {
     readonly detail: string,
     readonly errors?: readonly PropertyError[],
     readonly headers: Readonly<Record<string, string>> = {},
-    /** The core's fault, for CORE_ERROR and CORE_CREDENTIALS_REJECTED. */
+    /** The core's fault, for a problem made of one (CORE_ERROR, CORE_CREDENTIALS_REJECTED, a fault rule's). */
     readonly core?: CoreFaultDetail,
   ) {
     super(detail);

@@ -12,8 +12,24 @@ export interface CoreCall {
   readonly requestId: string;
   /** The Sym the path named (`/gw/<sym>/…`). */
   readonly sym: number;
-  /** What the call cost at the core and how it ended (`ok`, a problem code), set by a core that calls out; audited. */
-  outcome?: { readonly latencyMs: number; readonly outcome: string };
+  /** What the call cost at the core and how it ended, set by a core that calls out; audited. */
+  outcome?: CoreOutcome;
+}
+
+/** How a call ended at the core: `ok` or a problem code, and the fault rule that made the problem of a core's fault. */
+export interface CoreOutcome {
+  readonly latencyMs: number;
+  readonly outcome: string;
+  /** `default:record-not-found`, `rule:3` (core-fault-rules.ts). */
+  readonly faultRule?: string;
+}
+
+/**
+ * How the audit trail records a core's outcome: its code, and the fault rule that made it, if one did.
+ * @example auditedCoreOutcome({ latencyMs: 12, outcome: 'RECORD_NOT_FOUND', faultRule: 'rule:3' }) // 'RECORD_NOT_FOUND by rule:3'
+ */
+export function auditedCoreOutcome(outcome: CoreOutcome): string {
+  return outcome.faultRule === undefined ? outcome.outcome : `${outcome.outcome} by ${outcome.faultRule}`;
 }
 
 /** The state of a gateway core's circuit breaker (cockatiel's): `half_open` lets one call try the core. */

@@ -9,7 +9,14 @@ import type { Core } from './core.js';
 import { storeCore } from './store-core.js';
 import { symxchangeCore, type CoreLog } from './symxchange-core.js';
 
-export type { CircuitState, Core, CoreCall, CoreReadiness } from './core.js';
+export {
+  auditedCoreOutcome,
+  type CircuitState,
+  type Core,
+  type CoreCall,
+  type CoreOutcome,
+  type CoreReadiness,
+} from './core.js';
 export { faultProblem, mayHaveBeenApplied, type CoreLog } from './symxchange-core.js';
 
 export interface CoreOptions {

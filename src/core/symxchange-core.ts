@@ -3,18 +3,18 @@
  * SymXchange"). The path's Sym picks the core. A call is encoded with the shared mapping, sent with its
  * soapAction and the request id as its MessageId, and its answer decoded into exactly the JSON the store
  * answers (forwarding.ts). Failures are the gateway's problems, never a 500 and never a hang
- * (docs/decisions.md, "Gateway mode"): a fault is mapped by its structure (docs/symxchange.md, "Errors and
- * faults"), a call past its deadline is 504 CORE_TIMEOUT, a refused, reset or TLS-failed connection 503
- * CORE_UNAVAILABLE with Retry-After, anything that is not SymXchange 502 CORE_BAD_RESPONSE. What the core
- * wrote (a fault's text, a bad answer's content) goes to the log under the request id, clipped, and never
- * into a problem. An answer is parsed as it arrives, bounded in size and in the length of its lists. A read
- * is sent once more on a reset connection; a write never is. A circuit breaker per core sheds calls while
- * the core is down.
+ * (docs/decisions.md, "Gateway mode"): a fault is mapped by its structure, a Client fault then by the fault
+ * rules (core-fault-rules.ts; docs/symxchange.md, "Errors and faults"), a call past its deadline is 504
+ * CORE_TIMEOUT, a refused, reset or TLS-failed connection 503 CORE_UNAVAILABLE with Retry-After, anything
+ * that is not SymXchange 502 CORE_BAD_RESPONSE. What the core wrote (a fault's text, a bad answer's
+ * content) goes to the log under the request id, clipped, and never into a problem. An answer is parsed as it
+ * arrives, bounded in size and in the length of its lists. A read is sent once more on a reset connection; a
+ * write never is. A circuit breaker per core sheds calls while the core is down.
  */
 import { BrokenCircuitError, circuitBreaker, CircuitState, ConsecutiveBreaker, handleWhen } from 'cockatiel';
 import type { TSchema } from 'typebox';
 import type { SymxchangeSettings } from '../config.js';
-import { Problem, recordNotFound, type CoreFaultDetail, type ProblemCode } from '../contract/problems.js';
+import { Problem, recordNotFound, type ProblemCode } from '../contract/problems.js';
 import { ResponseMismatchError, responseChecker } from '../operations/response-check.js';
 import type { AnyOperation } from '../operations/types.js';
 import {
@@ -30,6 +30,7 @@ import type { SymxFacts } from '../catalog/symxchange/index.js';
 import { traceCoreAnswer, traceCoreAttempt, traceCoreCall } from '../telemetry/tracing.js';
 import { xmlAnswerReader } from './answer-reader.js';
 import { assumedRelease, learnRelease, serviceAddress } from './core-release.js';
+import { coreFaultRules, DEFAULT_CORE_FAULT_RULES, refusalProblem, type CoreFaultRules } from './core-fault-rules.js';
 import type { CircuitState as CoreCircuitState, Core, CoreCall, CoreLog } from './core.js';
 import { createForwarding, type CallCore } from './forwarding.js';
 import {
@@ -72,9 +73,8 @@ const MAX_RETRY_AFTER_SECONDS = 3600;
 const FAULT_RETRY_AFTER_SECONDS = 5;
 
 /**
- * The one reading of a core's own text (a last resort, for any status code: none has a published meaning):
- * a Server fault saying the core is unavailable for now is 503, so that the caller retries. Text never
- * makes a 404 or a credentials problem.
+ * The one reading of a Server fault's text (for any status code: none has a published meaning): saying the
+ * core is unavailable for now, it is 503, so that the caller retries. A Server fault is never a 4xx.
  */
 const UNAVAILABLE_TEXT = /\b(temporarily unavailable|try again later|currently unavailable|service unavailable)\b/i;
 
@@ -85,38 +85,53 @@ const CALLER_PROBLEMS: Readonly<Partial<Record<string, string>>> = {
   INVALID_PAGING_TOKEN: 'The core refused the paging token',
 };
 
-const credentialsRejected = (core: CoreFaultDetail) =>
-  new Problem(403, 'CORE_CREDENTIALS_REJECTED', 'The core rejected the credentials', undefined, {}, core);
-const coreError = (core: CoreFaultDetail) =>
-  new Problem(502, 'CORE_ERROR', 'The core refused the call', undefined, {}, core);
+/** The problem of a fault, and the fault rule that made it when one did (its label). */
+export interface FaultReading {
+  readonly problem: Problem;
+  readonly rule?: string;
+}
 
 /**
- * The problem of a fault (or a SymXchange error element), read by its structure; docs/symxchange.md, "Errors
- * and faults", has the table. A coregate acting as the core says what its problem is (its `code`, with the
- * status and the fault class agreeing); a SymXchange core gives its fault class and, at most, a status code
- * no public source gives a meaning to, so it is 502 CORE_ERROR carrying both. The core's text never reaches
- * the caller, and only ever makes a 503 (UNAVAILABLE_TEXT).
- * @example faultProblem({ faultCode: 'Server', statusCode: 13033, text: { faultString: 'NSF' } }).status // 502
+ * The problem of a fault (or a SymXchange error element); docs/symxchange.md, "Errors and faults", has the
+ * table. By its structure first: a coregate acting as the core says what its problem is (its `code`, with
+ * the status and the fault class agreeing). A SymXchange core gives its fault class and, at most, a status
+ * code no public source gives a meaning to: a Client fault is the caller's to fix, and the first of `rules`
+ * it matches (on its refined class, status code and words) says how; a Server fault never is, and is 503
+ * when its words say the core is unavailable for now. Anything else is 502 CORE_ERROR carrying the class and
+ * the code. The core's text never reaches the caller.
+ * @example readFaultProblem({ faultCode: 'Client', text: { faultString: 'Invalid parameters', detail: 'Member not found' } }, DEFAULT_CORE_FAULT_RULES).problem.status // 404
  */
-export function faultProblem(fault: Fault): Problem {
+export function readFaultProblem(fault: Fault, rules: CoreFaultRules): FaultReading {
   const { faultCode, problem } = fault;
   if (problem?.code !== undefined) {
     const { code, status } = problem;
     const core = { faultcode: faultCode, code };
     const client = faultCode === 'Client';
-    if (client && code === 'RECORD_NOT_FOUND' && status === 404) return recordNotFound('The core has no such record');
+    if (client && code === 'RECORD_NOT_FOUND' && status === 404)
+      return { problem: recordNotFound('The core has no such record') };
     if (client && ((code === 'UNAUTHENTICATED' && status === 401) || (code === 'FORBIDDEN' && status === 403)))
-      return credentialsRejected(core);
+      return { problem: refusalProblem('CORE_CREDENTIALS_REJECTED', core) };
     const callerProblem = CALLER_PROBLEMS[code];
-    if (client && callerProblem && status === 400) return new Problem(400, code as ProblemCode, callerProblem);
+    if (client && callerProblem && status === 400)
+      return { problem: new Problem(400, code as ProblemCode, callerProblem) };
     if (!client && (code === 'CORE_UNAVAILABLE' || code === 'UNAVAILABLE') && status === 503)
-      return coreUnavailable('The core is unavailable', FAULT_RETRY_AFTER_SECONDS);
-    return coreError(core);
+      return { problem: coreUnavailable('The core is unavailable', FAULT_RETRY_AFTER_SECONDS) };
+    return { problem: refusalProblem('CORE_ERROR', core) };
   }
   const core = { faultcode: faultCode, ...(fault.statusCode === undefined ? {} : { code: String(fault.statusCode) }) };
+  const rule = rules.match(fault);
+  if (rule) return { problem: refusalProblem(rule.problem, core), rule: rule.label };
   if (faultCode === 'Server' && UNAVAILABLE_TEXT.test(`${fault.text.faultString} ${fault.text.detail ?? ''}`))
-    return coreUnavailable('The core says it is unavailable for now', FAULT_RETRY_AFTER_SECONDS);
-  return coreError(core);
+    return { problem: coreUnavailable('The core says it is unavailable for now', FAULT_RETRY_AFTER_SECONDS) };
+  return { problem: refusalProblem('CORE_ERROR', core) };
+}
+
+/**
+ * The problem of a fault under the default fault rules.
+ * @example faultProblem({ faultCode: 'Server', statusCode: 13033, text: { faultString: 'NSF' } }).status // 502
+ */
+export function faultProblem(fault: Fault): Problem {
+  return readFaultProblem(fault, DEFAULT_CORE_FAULT_RULES).problem;
 }
 
 /** How much of a core's text one log entry keeps. */
@@ -264,6 +279,8 @@ interface CallContext {
   readonly requestId: string;
   /** Aborts when COREGATE_SYMXCHANGE_TIMEOUT_MS has passed since the gateway started answering. */
   readonly deadline: AbortSignal;
+  /** The fault rule that made the call's problem of a core's fault, for the audit trail. */
+  faultRule?: string;
 }
 
 /** SymXchange's repeating fields hold at most 100 entries (the facts' largest numeric maxOccurs). */
@@ -312,6 +329,8 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
   const device = { DeviceType: settings.deviceType, DeviceNumber: settings.deviceNumber };
   const timing = failureTiming(settings);
   const unknownLogged = new Set<string>();
+  // Read at start: a rules file that cannot work stops it (COREGATE_SYMXCHANGE_FAULT_RULES).
+  const faultRules = coreFaultRules(settings.faultRulesFile);
 
   const cores = new Map<number, SymCore>();
   for (const [sym, url] of settings.urls) {
@@ -420,6 +439,8 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
     } catch (error) {
       if (error instanceof SoapFaultError) {
         const { faultCode, statusCode, problem, text } = error.fault;
+        const reading = readFaultProblem(error.fault, faultRules);
+        call.faultRule = reading.rule;
         log?.warn(
           {
             ...logged(call, operation),
@@ -430,12 +451,13 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
               faultstring: loggable(text.faultString),
               detail: loggable(text.detail),
             },
+            ...(reading.rule === undefined ? {} : { faultRule: reading.rule }),
           },
           'the core refused the call',
         );
         // A Client fault is the core refusing the request: a write was not applied. Any other fault (a
         // Server fault, or an error element) may come after some of it was: its outcome is unknown.
-        const refusal = faultProblem(error.fault);
+        const refusal = reading.problem;
         throw operation.writes && error.fault.faultCode !== 'Client' ? unsureWrite(refusal) : refusal;
       }
       if (error instanceof SoapCodecError) throw failedExchange(call, operation, error);
@@ -521,7 +543,11 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
         outcome = error instanceof Problem ? error.code : 'INTERNAL';
         throw error;
       } finally {
-        coreCall.outcome = { latencyMs: Math.round(performance.now() - started), outcome };
+        coreCall.outcome = {
+          latencyMs: Math.round(performance.now() - started),
+          outcome,
+          ...(outcome !== 'ok' && call.faultRule !== undefined ? { faultRule: call.faultRule } : {}),
+        };
       }
     },
     async start() {

@@ -146,6 +146,12 @@ export const MIGRATIONS: readonly Migration[] = [
     id: '0014_audit_trace_id',
     statements: () => ['alter table audit_event add column if not exists trace_id char(32)'],
   },
+  // A core's outcome names the fault rule that made it (`CORE_CREDENTIALS_REJECTED by default:credentials-refused`):
+  // a longer varchar is the same type on disk, so no row is rewritten.
+  {
+    id: '0015_audit_core_fault_rule',
+    statements: () => ['alter table audit_event alter column core_outcome type varchar(80)'],
+  },
 ];
 
 /** Drops indexes and creates them as the catalog now defines them (on a new database: the same again, on empty tables). */

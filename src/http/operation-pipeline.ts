@@ -11,7 +11,7 @@ import type { CompiledQuery } from 'kysely';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import { DEFAULT_SYM, type Config } from '../config.js';
-import type { Core, CoreCall } from '../core/index.js';
+import { auditedCoreOutcome, type Core, type CoreCall, type CoreOutcome } from '../core/index.js';
 import { envelopeProperties, MEMBER_CREDENTIAL_KINDS, type CredentialKind } from '../contract/envelope.js';
 import { forbidden, rateLimited, validationFailed } from '../contract/problems.js';
 import type { Secrets } from '../crypto/secrets.js';
@@ -46,7 +46,7 @@ declare module 'fastify' {
     /** The Sym the path named (`/gw/<sym>/…`); the default Sym for the SOAP face. */
     sym?: number;
     /** How the call went at a core it was forwarded to (gateway mode), for the audit trail. */
-    coreOutcome?: { readonly latencyMs: number; readonly outcome: string };
+    coreOutcome?: CoreOutcome;
   }
 }
 
@@ -105,7 +105,7 @@ export function auditEvent(
     status,
     code,
     coreLatencyMs: request.coreOutcome?.latencyMs ?? null,
-    coreOutcome: request.coreOutcome?.outcome ?? null,
+    coreOutcome: request.coreOutcome ? auditedCoreOutcome(request.coreOutcome) : null,
     traceId: requestTraceId(request),
   };
 }

@@ -26,7 +26,10 @@ export interface AuditEvent {
   readonly collateralNumber: string | null;
   readonly status: number;
   readonly code: string | null;
-  /** Gateway mode: how long the core took, and how the call ended there (`ok` or a problem code). */
+  /**
+   * Gateway mode: how long the core took, and how the call ended there: `ok` or a problem code, with the fault
+   * rule that made it of a core's fault (`RECORD_NOT_FOUND by default:record-not-found`).
+   */
   readonly coreLatencyMs: number | null;
   readonly coreOutcome: string | null;
   /** What an administrative call acted on (`token:ci`, `user:25`); none for the API's operations. */
@@ -122,7 +125,7 @@ function auditRow(event: AuditEvent) {
     status: event.status,
     code: storable(event.code, 40),
     core_latency_ms: Number.isSafeInteger(event.coreLatencyMs) ? event.coreLatencyMs : null,
-    core_outcome: storable(event.coreOutcome, 40),
+    core_outcome: storable(event.coreOutcome, 80),
     target: storable(event.target ?? null, 80),
     trace_id: event.traceId && /^[0-9a-f]{32}$/.test(event.traceId) ? event.traceId : null,
   };

@@ -19,6 +19,8 @@ export const PROBLEM_XML_NS = 'urn:ietf:rfc:7807';
 export interface Fault {
   /** The class of `faultcode`: one of SOAP 1.1's four (`Client.Authentication` is `Client`), else `Server`. */
   readonly faultCode: SoapFaultCode;
+  /** The dotted refinement written after the class (`Authentication` of `Client.Authentication`), when it has one. */
+  readonly refinement?: string;
   /** The SymXchange status code (`Status/StatusCode`, `BaseResponse@StatusCode`: an `xsd:int`), when it carries one. */
   readonly statusCode?: number;
   /** coregate's problem, when the detail holds one in RFC 7807's namespace (coregate's SOAP face). */
@@ -78,12 +80,15 @@ const childText = (parent: XmlElement, name: string) => parent.children.find((c)
 /** How much of a core's text is kept for the log. */
 const TEXT_LENGTH = 1000;
 const SOAP_FAULT_CODES: ReadonlySet<string> = new Set(['VersionMismatch', 'MustUnderstand', 'Client', 'Server']);
+/** A fault code's refinement as it may be kept: dotted names (its length is bounded before it is tested). */
+const REFINEMENT = /^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*$/;
+const REFINEMENT_LENGTH = 64;
 /** coregate's problem codes (`RECORD_NOT_FOUND`): anything else in a problem's `code` is not one. */
 const PROBLEM_CODE = /^[A-Z][A-Z_]{0,63}$/;
 
-/** All character data of an element and its descendants. */
+/** All character data of an element and its descendants, each element's on lines of its own. */
 function allText(node: XmlElement): string {
-  return node.text + node.children.map(allText).join('');
+  return [node.text.trim(), ...node.children.map(allText)].filter((text) => text !== '').join('\n');
 }
 
 /** An `xsd:int` (a SymXchange status code, a problem's status), or undefined for anything else. */
@@ -140,8 +145,12 @@ function statusCodeWithin(node: XmlElement, depth = 0): number | undefined {
 export function readFault(fault: XmlElement): Fault {
   const written = localName((childText(fault, 'faultcode') ?? '').trim());
   // SOAP 1.1 refines a code with dots (`Client.Authentication`): its class is the first part.
-  const faultClass = written.split('.')[0]!;
-  const faultCode = (SOAP_FAULT_CODES.has(faultClass) ? faultClass : 'Server') as SoapFaultCode;
+  const [faultClass, ...refined] = written.split('.');
+  const known = SOAP_FAULT_CODES.has(faultClass!);
+  const faultCode = (known ? faultClass : 'Server') as SoapFaultCode;
+  const refinement = refined.join('.');
+  // A refinement is kept, for the gateway's fault rules to read, only of a class SOAP defines.
+  const refines = known && refinement.length <= REFINEMENT_LENGTH && REFINEMENT.test(refinement) ? { refinement } : {};
   const faultString = clip((childText(fault, 'faultstring') ?? '').trim(), TEXT_LENGTH);
   const detail = fault.children.find((c) => localName(c.name) === 'detail');
   const detailText = detail ? clip(allText(detail).trim(), TEXT_LENGTH) : '';
@@ -162,7 +171,7 @@ export function readFault(fault: XmlElement): Fault {
     };
   }
   const statusCode = detail ? statusCodeWithin(detail) : undefined;
-  return { faultCode, ...(statusCode === undefined ? {} : { statusCode }), text };
+  return { faultCode, ...refines, ...(statusCode === undefined ? {} : { statusCode }), text };
 }
 
 /**

@@ -1300,7 +1300,7 @@ create table audit_event (
   status integer not null,
   code varchar(40),
   core_latency_ms integer,
-  core_outcome varchar(40),
+  core_outcome varchar(80),
   target varchar(80),
   trace_id char(32)
 );
