@@ -12,6 +12,7 @@ import {
   reconcileTableDdl,
   recordIndexDdl,
   schemaDdl,
+  STORE_SECRET_TABLE,
 } from './schema.js';
 import type { DatabaseKind } from './database.js';
 import { fixedTables } from './tables.js';
@@ -146,6 +147,9 @@ export const MIGRATIONS: readonly Migration[] = [
     id: '0014_audit_trace_id',
     statements: () => ['alter table audit_event add column if not exists trace_id char(32)'],
   },
+  // A store records the fingerprint of its secret, and refuses any other (docs/decisions.md, "One secret per
+  // store, checked"). A store from before gets it on its first start, from the secret its sealed values open with.
+  { id: '0015_store_secret', statements: () => [`create table if not exists ${STORE_SECRET_TABLE}`] },
 ];
 
 /** Drops indexes and creates them as the catalog now defines them (on a new database: the same again, on empty tables). */
