@@ -429,6 +429,12 @@ describe('coregate export, import and reset as a user runs them', () => {
       encoding: 'utf8',
       maxBuffer: 256 * 1024 * 1024,
     });
+  /** A data directory of another deployment: its own secret, generated into its secret.key. */
+  const stranger = (...args: string[]) =>
+    spawnSync(process.execPath, [...CLI, ...args], {
+      env: { ...process.env, COREGATE_DATA_DIR: join(root, 'stranger'), COREGATE_SECRET: '', DATABASE_URL: '' },
+      encoding: 'utf8',
+    });
   const file = (name: string) => join(root, name);
   const records = (path: string) => recordsOf(readFileSync(path, 'utf8').trimEnd().split('\n'));
 
@@ -482,12 +488,9 @@ describe('coregate export, import and reset as a user runs them', () => {
   });
 
   test('import of a file exported under another secret is refused', () => {
-    const stranger = spawnSync(process.execPath, [...CLI, 'import', file('source.ndjson')], {
-      env: { ...process.env, COREGATE_DATA_DIR: join(root, 'stranger'), COREGATE_SECRET: '', DATABASE_URL: '' },
-      encoding: 'utf8',
-    });
-    assert.equal(stranger.status, 1);
-    assert.match(stranger.stderr, /cannot be opened with this store's secret/);
+    const refused = stranger('import', file('source.ndjson'));
+    assert.equal(refused.status, 1);
+    assert.match(refused.stderr, /cannot be opened with this store's secret/);
   });
 
   test('reset goes back to the demo dataset the store records', () => {
@@ -501,10 +504,10 @@ describe('coregate export, import and reset as a user runs them', () => {
 
   test('reset of a store that records no demo dataset asks for one; with --accounts it resets to that one', () => {
     // The failed import above left this data directory empty: no demo dataset.
-    const asked = cli('stranger', 'reset');
+    const asked = stranger('reset');
     assert.equal(asked.status, 2);
     assert.match(asked.stderr, /records no demo dataset .* give --accounts N/);
-    const done = cli('stranger', 'reset', '--accounts', '3');
+    const done = stranger('reset', '--accounts', '3');
     assert.equal(done.status, 0, done.stderr);
     assert.match(done.stdout, /^Reset to demo dataset seed 627, 3 accounts/);
   });

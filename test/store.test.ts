@@ -779,6 +779,7 @@ for (const backend of BACKENDS) {
         },
         app_user: { user_number: true, name: true, password_hash: true, created_at: true, disabled_at: true },
         coregate_migration: { id: true, checksum: true, applied_at: true },
+        coregate_store_secret: { singleton: true, fingerprint: true, recorded_at: true },
         fault_rule: {
           id: true,
           operations: true,

@@ -41,9 +41,9 @@ interface WorkerMessage {
 }
 
 /**
- * A start that stopped waiting: the database's host does not resolve, or it stayed unreachable for
- * `COREGATE_DB_START_TIMEOUT_S`. A cluster primary that hears of it from a worker ends the start instead of
- * forking another worker to wait again.
+ * A start that no retry will mend: the database's host does not resolve, it stayed unreachable for
+ * `COREGATE_DB_START_TIMEOUT_S`, or the store was created with another secret. A cluster primary that hears
+ * of it from a worker ends the start with its line instead of forking another worker to try again.
  */
 class StartAbandoned extends Error {}
 
@@ -179,10 +179,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * starting or restarting): each failed attempt is reported in a line naming DATABASE_URL's host and port
  * and the driver's error, and the port is served as soon as the database answers. The wait is bounded by
  * `COREGATE_DB_START_TIMEOUT_S` (0: none); a host name that does not resolve ends it at once, as does any
- * other failure (bad credentials, a failing migration).
+ * other failure (bad credentials, a failing migration, a store created with another secret).
  */
 async function openRuntimeWhenReachable(config: Config, report: Print): Promise<Runtime> {
-  const [{ openRuntime }, { isConnectionFailure }] = await Promise.all([
+  const [{ openRuntime, StoreSecretMismatchError }, { isConnectionFailure }] = await Promise.all([
     import('../runtime.js'),
     import('../database/database.js'),
   ]);
@@ -193,6 +193,7 @@ async function openRuntimeWhenReachable(config: Config, report: Print): Promise<
     try {
       return await openRuntime(config, { onConnectionError: (error) => connectionErrors.report(error) });
     } catch (error) {
+      if (error instanceof StoreSecretMismatchError) throw new StartAbandoned(error.message);
       if (!isConnectionFailure(error)) throw error;
       const reason = failureReason(error);
       // ENOTFOUND: the name server says there is no such name, a typo no wait mends (EAI_AGAIN is waited for).

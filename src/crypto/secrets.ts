@@ -4,7 +4,7 @@
  * and MICR numbers are never stored in clear).
  */
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, randomFillSync } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Protection } from '../catalog/index.js';
 
@@ -18,7 +18,16 @@ export interface Secrets {
   key(purpose: string): Buffer;
   /** The master key itself, to hand to this process's worker threads (bulk seeding); never stored or sent elsewhere. */
   master(): Buffer;
+  /**
+   * What a store records of the secret it was created with (store/store-secret.ts): an HMAC of a fixed label
+   * under a key derived for this alone. It tells whether a secret is the store's; neither the master key nor
+   * any key derived from it can be recovered from it, and it keys nothing.
+   */
+  fingerprint(): Buffer;
 }
+
+/** The label the fingerprint is an HMAC of; a new label would be a new kind of fingerprint. */
+const FINGERPRINT_LABEL = 'coregate store fingerprint v1';
 
 const IV_BYTES = 12;
 /** IVs drawn per refill: one CSPRNG call per 4,096 encryptions instead of one each (the call dominated the cost). */
@@ -64,23 +73,71 @@ export function secretsFromMaster(master: Buffer): Secrets {
     },
     key: derive,
     master: () => Buffer.from(master),
+    fingerprint: () => createHmac('sha256', derive('store-fingerprint')).update(FINGERPRINT_LABEL).digest(),
   };
+}
+
+/** Where the master secret came from. */
+export type SecretSource =
+  /** `COREGATE_SECRET`. */
+  | 'setting'
+  /** The data dir's `secret.key`, as it was. */
+  | 'file'
+  /** Generated now into a data dir that had no `secret.key`. */
+  | 'generated';
+
+export interface MasterSecret {
+  readonly master: Buffer;
+  readonly source: SecretSource;
+  /** The data dir's `secret.key`, whether or not it is the source. */
+  readonly file: string;
+  /** Removes `secret.key` if this load generated it (a store that refuses it must not keep it); otherwise nothing. */
+  forget(): void;
+}
+
+const HEX_SECRET = /^[0-9a-fA-F]{64}$/;
+
+/** The secret held in a data dir's `secret.key`, or undefined when it has none. */
+export function readSecretFile(file: string): Buffer | undefined {
+  return existsSync(file) ? Buffer.from(readFileSync(file, 'utf8').trim(), 'hex') : undefined;
 }
 
 /**
  * The master secret: `COREGATE_SECRET` (64 hex characters) when set, which every instance sharing a
- * database must use; otherwise `<dataDir>/secret.key`, created on first use with mode 0600.
+ * database must use; otherwise `<dataDir>/secret.key`, created on first use with mode 0600. It is created
+ * whole under a temporary name and linked into place, which fails when another process (a worker started
+ * with this one) got there first: then that process's secret is read, and both use the same.
  */
-export function loadMasterSecret(dataDir: string, configured?: string): Buffer {
-  if (configured) {
-    if (!/^[0-9a-fA-F]{64}$/.test(configured)) throw new Error('COREGATE_SECRET must be 64 hexadecimal characters');
-    return Buffer.from(configured, 'hex');
-  }
+export function loadMasterSecret(dataDir: string, configured?: string): MasterSecret {
   const file = join(dataDir, 'secret.key');
-  if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+  const loaded = (master: Buffer, source: SecretSource, forget = () => undefined): MasterSecret => ({
+    master,
+    source,
+    file,
+    forget,
+  });
+  if (configured) {
+    if (!HEX_SECRET.test(configured)) throw new Error('COREGATE_SECRET must be 64 hexadecimal characters');
+    return loaded(Buffer.from(configured, 'hex'), 'setting');
+  }
+  const existing = readSecretFile(file);
+  if (existing) return loaded(existing, 'file');
   mkdirSync(dataDir, { recursive: true });
   const master = randomBytes(32);
-  writeFileSync(file, `${master.toString('hex')}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
-  return master;
+  const content = `${master.toString('hex')}\n`;
+  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  try {
+    writeFileSync(temporary, content, { mode: 0o600 });
+    chmodSync(temporary, 0o600);
+    linkSync(temporary, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return loaded(readSecretFile(file)!, 'file');
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+  // Only while it is still the file this load wrote: never another process's.
+  return loaded(master, 'generated', () => {
+    if (readSecretFile(file)?.equals(master)) rmSync(file, { force: true });
+  });
 }

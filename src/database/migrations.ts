@@ -12,6 +12,7 @@ import {
   reconcileTableDdl,
   recordIndexDdl,
   schemaDdl,
+  STORE_SECRET_TABLE,
 } from './schema.js';
 import type { DatabaseKind } from './database.js';
 import { fixedTables } from './tables.js';
@@ -152,6 +153,9 @@ export const MIGRATIONS: readonly Migration[] = [
     id: '0015_audit_core_fault_rule',
     statements: () => ['alter table audit_event alter column core_outcome type varchar(80)'],
   },
+  // A store records the fingerprint of its secret, and refuses any other (docs/decisions.md, "One secret per
+  // store, checked"). A store from before gets it on its first start, from the secret its sealed values open with.
+  { id: '0016_store_secret', statements: () => [`create table if not exists ${STORE_SECRET_TABLE}`] },
 ];
 
 /** Drops indexes and creates them as the catalog now defines them (on a new database: the same again, on empty tables). */

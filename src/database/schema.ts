@@ -205,7 +205,18 @@ export const FAULT_RULE_TABLE = `fault_rule (
   created_by varchar(160)
 )`;
 
-/** Tables of the service itself: credentials and settings. */
+/**
+ * The fingerprint of the secret a store was created with (crypto/secrets.ts `fingerprint`), one row at most:
+ * every command and instance that opens the store checks its secret against it (store/store-secret.ts).
+ * Named once here for `SYSTEM_DDL` and migration 0015.
+ */
+export const STORE_SECRET_TABLE = `coregate_store_secret (
+  singleton boolean primary key default true check (singleton),
+  fingerprint bytea not null,
+  recorded_at timestamptz not null default now()
+)`;
+
+/** Tables of the service itself: credentials, settings and the store's secret fingerprint. */
 export const SYSTEM_DDL: readonly string[] = [
   `create table coregate_setting (
   key varchar(64) primary key,
@@ -281,6 +292,7 @@ export const SYSTEM_DDL: readonly string[] = [
   disabled_at timestamptz
 )`,
   `create table ${FAULT_RULE_TABLE}`,
+  `create table ${STORE_SECRET_TABLE}`,
 ];
 
 /**

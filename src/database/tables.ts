@@ -126,6 +126,13 @@ export interface FaultRuleTable {
   created_by: string | null;
 }
 
+export interface CoregateStoreSecretTable {
+  /** Always true: the table holds one row at most. */
+  singleton: ColumnType<boolean, boolean | undefined, never>;
+  fingerprint: Bytes;
+  recorded_at: DefaultTimestamp;
+}
+
 export interface CoregateMigrationTable {
   id: string;
   checksum: string;
@@ -144,6 +151,7 @@ export interface FixedTables {
   audit_event: AuditEventTable;
   app_user: AppUserTable;
   coregate_migration: CoregateMigrationTable;
+  coregate_store_secret: CoregateStoreSecretTable;
   fault_rule: FaultRuleTable;
 }
 

@@ -1331,6 +1331,12 @@ create table fault_rule (
   created_by varchar(160)
 );
 
+create table coregate_store_secret (
+  singleton boolean primary key default true check (singleton),
+  fingerprint bytea not null,
+  recorded_at timestamptz not null default now()
+);
+
 create table if not exists coregate_lookup_generation (
   table_name varchar(63) primary key,
   generation bigint not null
