@@ -700,7 +700,12 @@ describe('coregate serve --workers 2 with COREGATE_SANDBOX_FAULTS=on', () => {
       assert.match(added.stdout, line);
       const [listed, onDatabase, refused] = await Promise.all([
         coregate(remote, 'faults', 'list'),
-        coregate({ DATABASE_URL: databaseUrl, COREGATE_SANDBOX_FAULTS: 'on' }, 'faults', 'list'),
+        // The store's own secret: the data dir's secret.key it was first served with.
+        coregate(
+          { DATABASE_URL: databaseUrl, COREGATE_DATA_DIR: dataDir, COREGATE_SANDBOX_FAULTS: 'on' },
+          'faults',
+          'list',
+        ),
         coregate(remote, 'faults', 'add', '--operations', 'findbyssn', '--drop'),
       ]);
       assert.equal(listed.code, 0, listed.stderr);

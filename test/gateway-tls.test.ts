@@ -11,7 +11,9 @@ import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../src/config.js';
 import { CORE_OPERATIONS, OPERATIONS, SHARED_SCHEMAS } from '../src/operations/index.js';
 import { operationPath } from '../src/operations/types.js';
+import type { SymxServiceName } from '../src/catalog/symxchange/index.js';
 import { createSymxCodec } from '../src/symxchange/codec.js';
+import { wsdlDocument } from '../src/symxchange/wsdl.js';
 import { makePki, type Pki } from './support/certificates.js';
 import { BACKENDS, createHarness, type Harness } from './support/harness.js';
 import { CLI } from './support/serve-process.js';
@@ -29,8 +31,16 @@ describe('gateway mode over TLS', () => {
   before(async () => {
     pki = makePki();
     upstream = await startUpstream(pki.serverOptions());
-    upstream.behave(({ method, body }, response) => {
-      if (method === 'GET') return response.writeHead(200, { 'content-type': 'text/xml' }).end('<definitions/>');
+    upstream.behave(({ method, url, body }, response) => {
+      if (method === 'GET') {
+        // The core's WSDLs, as a 3.0 core serves them at `/SymXchange/<service>?wsdl`.
+        const service = /^\/SymXchange\/(\w+)\?wsdl$/.exec(url)?.[1] as SymxServiceName | undefined;
+        const family = service && codec.mapping.endpoint(service, 'P1').length > 0 ? 'P1' : 'P2';
+        if (!service) return response.writeHead(404).end();
+        return response
+          .writeHead(200, { 'content-type': 'text/xml' })
+          .end(wsdlDocument(codec.mapping, { service, family }, `${upstream.url}${url}`));
+      }
       const messageId = /MessageId="([^"]*)"/.exec(body)?.[1] ?? '';
       const answer = codec.encodeResponse(lookup, { AccountNumber: '0000000042', MessageId: lookup.name }, messageId);
       response.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' }).end(answer);
@@ -111,7 +121,8 @@ describe('gateway mode over TLS', () => {
     assert.match(run.stdout, /certificate: core\.test, issued by coregate test CA, valid to /);
     assert.match(run.stdout, /fingerprint: ([0-9A-F]{2}:){31}[0-9A-F]{2}/);
     assert.match(run.stdout, /trusted: yes/);
-    assert.match(run.stdout, /GET \/SymXchange\/findby\?wsdl: HTTP 200 \(text\/xml\) in [0-9.]+ ms/);
+    assert.match(run.stdout, /SymXchange 3\.0, read from https:\/\/127\.0\.0\.1:[0-9]+ in [0-9.]+ ms/);
+    assert.match(run.stdout, /findby at \/SymXchange\/findby: 7 of 7 operations\n/);
   });
 
   test('coregate core check says why a core is not trusted, and exits 1', async () => {

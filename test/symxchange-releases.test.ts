@@ -12,6 +12,8 @@
  *   object name) is learned, and answered through.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
@@ -26,6 +28,7 @@ import { demoRequest } from '../src/seed/demo-requests.js';
 import { demoExamples, type DemoExamples } from '../src/seed/examples.js';
 import { seedDatabase } from '../src/seed/load.js';
 import { adminCredentials, BACKENDS, createHarness, type Harness } from './support/harness.js';
+import { CLI } from './support/serve-process.js';
 import { jsonOfSoapAnswer, withoutNulls } from './support/soap-client.js';
 
 const ACCOUNTS = 50;
@@ -249,6 +252,26 @@ for (const backend of BACKENDS) {
         const { rows } = await sql<{ n: number }>`select count(*)::int as n from account_fm_history
           where new_character = ${value}`.execute(core.database.db);
         assert.equal(rows[0]!.n, 1, 'the other field was applied');
+      });
+
+      test('coregate core check prints the release, what the core lacks, and the fields on one side only', async () => {
+        const { stdout } = await promisify(execFile)(process.execPath, [...CLI, 'core', 'check'], {
+          env: {
+            ...process.env,
+            DATABASE_URL: '',
+            COREGATE_CORE: 'symxchange',
+            COREGATE_SYMXCHANGE_URL: `${coreUrl}${RELEASE_PATH}`,
+          },
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+        assert.match(stdout, /SymXchange 2020\.00, read from http:\/\/127\.0\.0\.1:[0-9]+\/SymXchange\/2020\.00 in /);
+        assert.match(stdout, /findby at \/SymXchange\/2020\.00\/findby: 7 of 7 operations\n/);
+        assert.match(
+          stdout,
+          /collateral: the core has no such service: its [0-9]+ operations answer 501 CORE_OPERATION_UNSUPPORTED/,
+        );
+        assert.match(stdout, /ShareName: only coregate has Headquarters \(null in answers\)/);
       });
 
       test('an operation 2020.00 lacks is 501 CORE_OPERATION_UNSUPPORTED, and the core is not called', async () => {
