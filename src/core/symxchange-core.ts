@@ -230,6 +230,7 @@ interface CallContext {
   readonly requestId: string;
   /** Aborts when COREGATE_SYMXCHANGE_TIMEOUT_MS has passed since the gateway started answering. */
   readonly deadline: AbortSignal;
+  readonly traceContext?: CoreCall['traceContext'];
 }
 
 /** SymXchange's repeating fields hold at most 100 entries (the facts' largest numeric maxOccurs). */
@@ -304,7 +305,11 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
   /** One exchange under the core's breaker, within the call's deadline. */
   function exchange(call: CallContext, path: string, soapAction: string, xml: string) {
     return call.core.breaker.execute(() =>
-      call.core.transport.post(path, soapAction, xml, { signal: call.deadline, read: readAnswer }),
+      call.core.transport.post(path, soapAction, xml, {
+        signal: call.deadline,
+        read: readAnswer,
+        traceContext: call.traceContext,
+      }),
     );
   }
 
@@ -428,6 +433,7 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
         core,
         requestId: coreCall.requestId,
         deadline: AbortSignal.timeout(settings.timeoutMs),
+        traceContext: coreCall.traceContext,
       };
       // Each SOAP call is a CLIENT span of the request's, its traceparent sent to the core (docs/tracing.md).
       const callCore: CallCore = (op, request) =>

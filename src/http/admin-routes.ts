@@ -47,6 +47,7 @@ import { RecordFileError } from '../store/record-file.js';
 import { exportRecords, StoreBusyError } from '../store/record-transfer.js';
 import type { RateLimit } from './metrics.js';
 import { fileLines, NDJSON, spoolBody, streamLines } from './ndjson.js';
+import { requestTraceId } from './tracing.js';
 
 export interface AdminRoutesOptions {
   readonly db: Db;
@@ -472,6 +473,7 @@ export function adminEvent(
     coreLatencyMs: null,
     coreOutcome: null,
     target: target ?? null,
+    traceId: requestTraceId(request),
   };
 }
 
