@@ -10,6 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { loadConfig } from '../src/config.js';
+import type { DemoCredentials } from '../src/contract/admin.js';
 import { SCOPES } from '../src/contract/scopes.js';
 import { hashPassword } from '../src/crypto/passwords.js';
 import { secretsFromMaster, type Secrets } from '../src/crypto/secrets.js';
@@ -78,15 +79,39 @@ export interface Replayed {
   readonly response: LightMyRequestResponse;
 }
 
+/** A documented request with the demo's passwords in place of their placeholders, as /docs sends it. */
+export function withDemoPasswords(documented: Record<string, unknown>, demo: DemoCredentials): Record<string, unknown> {
+  const credentials = documented.Credentials as Record<string, Record<string, unknown>>;
+  const [kind, fields] = Object.entries(credentials)[0]!;
+  const password =
+    fields.Password === PLACEHOLDER.adminPassword
+      ? demo.adminPassword
+      : fields.Password === PLACEHOLDER.userPassword
+        ? demo.userPassword
+        : undefined;
+  return password === undefined
+    ? documented
+    : { ...documented, Credentials: { [kind]: { ...fields, Password: password } } };
+}
+
 /**
  * Sends each operation's documented request, in the document's order, with the token, as a user of /docs
- * would: logon signs on as the demo user, and logoff is sent the TokenId logon answered.
+ * would: the demo's passwords (`GET /admin/demo-credentials`) in place of their placeholders, logon signing on
+ * as the demo user, and logoff sent the TokenId logon answered.
  */
 export async function replayDocumentedRequests(
   app: FastifyInstance,
   token: string,
   document: OpenApiDocument,
 ): Promise<Replayed[]> {
+  const demoAnswer = await app.inject({
+    method: 'GET',
+    url: '/admin/demo-credentials',
+    headers: { authorization: `Bearer ${token}` },
+  });
+  if (demoAnswer.statusCode !== 200)
+    throw new Error(`GET /admin/demo-credentials was answered ${demoAnswer.statusCode}: ${demoAnswer.body}`);
+  const demo = demoAnswer.json() as DemoCredentials;
   let sessionToken: string | undefined;
   const replayed: Replayed[] = [];
   for (const operation of OPERATIONS) {
@@ -96,7 +121,7 @@ export async function replayDocumentedRequests(
     const request =
       credentials.TokenCredentials?.TokenId === PLACEHOLDER.tokenId
         ? { ...documented, Credentials: { TokenCredentials: { TokenId: sessionToken } } }
-        : documented;
+        : withDemoPasswords(documented, demo);
     const response = await app.inject({
       method: 'POST',
       url: operationPath(operation),

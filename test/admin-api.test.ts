@@ -73,6 +73,7 @@ const ROUTES: readonly Call[] = [
   { method: 'POST', url: '/admin/users/4001/unlock' },
   { method: 'POST', url: '/admin/users/4001/password' },
   { method: 'GET', url: '/admin/audit' },
+  { method: 'GET', url: '/admin/demo-credentials' },
   { method: 'GET', url: '/admin/export' },
   { method: 'POST', url: '/admin/import', body: '{}\n' },
   { method: 'POST', url: '/admin/reset' },
@@ -596,13 +597,13 @@ describe('the admin API under limits and in gateway mode', () => {
     }
   });
 
-  test("in gateway mode tokens and the audit trail are served; the store's users, export, import and reset are 501", async () => {
+  test("in gateway mode tokens and the audit trail are served; the store's users, demo passwords, export, import and reset are 501", async () => {
     const gateway = loadConfig({ COREGATE_CORE: 'symxchange', COREGATE_SYMXCHANGE_URL: 'http://127.0.0.1:9/' });
     const h = await createHarness({ name: 'pglite' }, { core: gateway.core, symxchange: gateway.symxchange });
     try {
       assert.equal((await admin(h, { method: 'GET', url: '/admin/tokens' })).statusCode, 200);
       assert.equal((await admin(h, { method: 'GET', url: '/admin/audit' })).statusCode, 200);
-      for (const route of ROUTES.filter((r) => /users|export|import|reset/.test(r.url))) {
+      for (const route of ROUTES.filter((r) => /users|demo|export|import|reset/.test(r.url))) {
         assertProblem(await admin(h, route), 501, 'STORE_ONLY');
       }
     } finally {

@@ -16,7 +16,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import { SANDBOX_FAULT_HEADER, SANDBOX_FAULT_PROBLEMS } from '../src/contract/sandbox-faults.js';
 import { SCOPES, type Scope } from '../src/contract/scopes.js';
 import { secretsFromMaster } from '../src/crypto/secrets.js';
-import { demoPassword } from '../src/http/api-reference.js';
+import { demoCredentials } from '../src/http/api-reference.js';
 import { buildApp } from '../src/http/app.js';
 import { answerKey, PLACEHOLDER } from '../src/http/openapi-examples.js';
 import { OPERATIONS } from '../src/operations/index.js';
@@ -30,6 +30,7 @@ import {
   replayDocumentedRequests,
   sameAnswer,
   seedDemo,
+  withDemoPasswords,
   type DemoAccess,
 } from '../scripts/openapi-answers.js';
 import { Authenticator } from '../src/security/authenticator.js';
@@ -168,11 +169,13 @@ for (const backend of BACKENDS) {
         headers: { authorization: `Bearer ${demo.token}`, 'content-type': 'application/json', ...headers },
         payload: typeof body === 'string' ? body : JSON.stringify(body),
       });
-    const requestOf = (operation: AnyOperation) => documentedRequest(contract.document as never, operation)!;
+    const documentedOf = (operation: AnyOperation) => documentedRequest(contract.document as never, operation)!;
+    /** The documented request as /docs sends it: the demo's passwords in place of their placeholders. */
+    const requestOf = (operation: AnyOperation) => withDemoPasswords(documentedOf(operation), demo);
 
     test('every operation has a request example and a recorded answer as its success example', () => {
       for (const operation of OPERATIONS) {
-        assert.ok(requestOf(operation), `${answerKey(operation)} has no request example`);
+        assert.ok(documentedOf(operation), `${answerKey(operation)} has no request example`);
         const success = contract.response(operation, 200)!.content['application/json'];
         assert.ok(
           success.examples?.demo,
@@ -181,25 +184,72 @@ for (const backend of BACKENDS) {
       }
     });
 
-    test("the request examples carry administrative credentials only, with the demo dataset's password", () => {
+    test('the request examples carry administrative credentials only, the password a placeholder', () => {
       for (const operation of OPERATIONS) {
-        const { Credentials } = requestOf(operation);
+        const { Credentials } = documentedOf(operation);
         if (operation.service === 'usermanagement') continue;
         assert.deepEqual(
           Credentials,
-          { AdministrativeCredentials: { Password: demo.adminPassword } },
+          { AdministrativeCredentials: { Password: PLACEHOLDER.adminPassword } },
           answerKey(operation),
         );
       }
     });
 
-    test("logon's example signs on as the demo user with its password; logoff's names the TokenId logon answers", () => {
+    test("logon's example signs on as the demo user, its password a placeholder; logoff's names the TokenId logon answers", () => {
       const logon = OPERATIONS.find((operation) => operation.name === 'logon')!;
       const logoff = OPERATIONS.find((operation) => operation.name === 'logoff')!;
-      assert.deepEqual(requestOf(logon).Credentials, {
-        UserNumberCredentials: { UserNumber: DEMO_USER.userNumber, Password: demo.userPassword },
+      assert.deepEqual(documentedOf(logon).Credentials, {
+        UserNumberCredentials: { UserNumber: DEMO_USER.userNumber, Password: PLACEHOLDER.userPassword },
       });
-      assert.deepEqual(requestOf(logoff).Credentials, { TokenCredentials: { TokenId: PLACEHOLDER.tokenId } });
+      assert.deepEqual(documentedOf(logoff).Credentials, { TokenCredentials: { TokenId: PLACEHOLDER.tokenId } });
+    });
+
+    test("/openapi.json, /docs and everything /docs loads hold neither the demo's passwords nor its token", async () => {
+      const secrets = {
+        'the admin password': demo.adminPassword,
+        "the user's password": demo.userPassword,
+        'the token': demo.token,
+      };
+      const page = await get(app, '/docs');
+      assert.equal(page.statusCode, 200);
+      // Its scripts, styles and icons, and the document in every form the reference serves it.
+      const assets = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+      assert.ok(
+        assets.some((asset) => asset.endsWith('swagger-initializer.js')),
+        assets.join(', '),
+      );
+      for (const url of ['/openapi.json', '/docs', '/docs/json', '/docs/yaml', ...assets]) {
+        const answer = await get(app, url);
+        assert.equal(answer.statusCode, 200, url);
+        for (const [what, secret] of Object.entries(secrets))
+          assert.ok(!answer.body.includes(secret), `${url} holds ${what}`);
+      }
+    });
+
+    test("GET /admin/demo-credentials answers the demo's passwords to the demo token, and nothing to a token without the admin scope", async () => {
+      const answer = await app.inject({
+        method: 'GET',
+        url: '/admin/demo-credentials',
+        headers: { authorization: `Bearer ${demo.token}` },
+      });
+      assert.equal(answer.statusCode, 200, answer.body);
+      assert.deepEqual(answer.json(), { adminPassword: demo.adminPassword, userPassword: demo.userPassword });
+      assert.equal(answer.headers['cache-control'], 'no-store');
+      const unscoped = (
+        await tokens.create(
+          database.db,
+          'not-admin',
+          SCOPES.filter((scope) => scope !== 'admin'),
+        )
+      ).token;
+      const refused = await app.inject({
+        method: 'GET',
+        url: '/admin/demo-credentials',
+        headers: { authorization: `Bearer ${unscoped}` },
+      });
+      assert.equal(refused.statusCode, 403);
+      assert.ok(!refused.body.includes(demo.adminPassword));
     });
 
     test('every documented request is answered 200 as documented, with the recorded answer', async () => {
@@ -439,7 +489,7 @@ describe('the OpenAPI document of a sandbox with fault injection on', () => {
   });
 });
 
-describe('the demo password the examples may show', () => {
+describe("the demo's passwords an admin is given (GET /admin/demo-credentials)", () => {
   let h: Harness;
   let authenticator: Authenticator;
   before(async () => {
@@ -448,24 +498,33 @@ describe('the demo password the examples may show', () => {
   });
   after(() => h.close());
 
-  test('is none on a database that is not the demo dataset, even the right password', async () => {
-    assert.equal(await demoPassword(h.database.db, authenticator, ADMIN_PASSWORD), undefined);
+  const given = { adminPassword: ADMIN_PASSWORD };
+  const notFound = { status: 404, code: 'NOT_FOUND' };
+
+  test('none on a database that is not the demo dataset, even the right password', async () => {
+    await assert.rejects(demoCredentials(h.database.db, authenticator, given), notFound);
   });
 
-  test('is none once the demo store was given other records (an import forgets the demo)', async () => {
+  test('none once the demo store was given other records (an import forgets the demo)', async () => {
     await demoDataset.set(h.database.db, { seed: DEFAULT_SEED, accounts: DEFAULT_DEMO_ACCOUNTS });
     await demoDataset.set(h.database.db, undefined);
-    assert.equal(await demoPassword(h.database.db, authenticator, ADMIN_PASSWORD), undefined);
+    await assert.rejects(demoCredentials(h.database.db, authenticator, given), notFound);
   });
 
-  test('is none on the demo dataset when it is not the administrative password (an operator set their own)', async () => {
+  test('none on the demo dataset when it is not the administrative password (an operator set their own)', async () => {
     await demoDataset.set(h.database.db, { seed: DEFAULT_SEED, accounts: DEFAULT_DEMO_ACCOUNTS });
-    assert.equal(await demoPassword(h.database.db, authenticator, 'the-first-password'), undefined);
+    await assert.rejects(
+      demoCredentials(h.database.db, authenticator, { adminPassword: 'the-first-password' }),
+      notFound,
+    );
   });
 
-  test('is the password on the demo dataset whose administrative password it is', async () => {
+  test('the password on the demo dataset whose administrative password it is, without a user password that opens nothing', async () => {
     await demoDataset.set(h.database.db, { seed: DEFAULT_SEED, accounts: DEFAULT_DEMO_ACCOUNTS });
-    assert.equal(await demoPassword(h.database.db, authenticator, ADMIN_PASSWORD), ADMIN_PASSWORD);
+    assert.deepEqual(
+      await demoCredentials(h.database.db, authenticator, { ...given, userPassword: 'no user 1 here' }),
+      given,
+    );
   });
 });
 

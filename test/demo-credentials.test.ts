@@ -11,7 +11,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { withDemoPasswords } from '../scripts/openapi-answers.js';
 import type { DemoCredentials } from '../src/cli/demo.js';
+import { PLACEHOLDER } from '../src/http/openapi-examples.js';
 import { adminStatement, CLI, serve, stop } from './support/serve-process.js';
 
 /** A master secret of its own, so that nothing but the demo set-up creates the data dir. */
@@ -102,6 +104,13 @@ async function documentedExample(baseUrl: string, path: string): Promise<Record<
     >;
   };
   return document.paths[path]!.post.requestBody.content['application/json']!.examples.demo.value;
+}
+
+/** The demo's passwords as /docs asks for them with the token (GET /admin/demo-credentials). */
+async function passwordsForDocs(baseUrl: string, token: string): Promise<Record<string, string>> {
+  const response = await fetch(`${baseUrl}/admin/demo-credentials`, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(response.status, 200);
+  return (await response.json()) as Record<string, string>;
 }
 
 const LOGON = '/gw/627/persistent/usermanagement/logon';
@@ -224,7 +233,7 @@ describe('serve --demo on the embedded database', () => {
     });
     after(() => stop(served.child));
 
-    test("names the credentials file, which holds the new password, and the banner's curl call works with it", async () => {
+    test("names the credentials file, which holds the new password, and the banner's curl call and /docs work with it", async () => {
       const credentials = readCredentials(dataDir);
       assert.equal(credentials.adminPassword, NEW_PASSWORD);
       const banner = bannerOf(served.output());
@@ -243,18 +252,21 @@ describe('serve --demo on the embedded database', () => {
         200,
       );
       const example = await documentedExample(served.baseUrl, FIND_BY_SSN);
-      assert.deepEqual(example.Credentials, { AdministrativeCredentials: { Password: NEW_PASSWORD } });
+      assert.deepEqual(example.Credentials, { AdministrativeCredentials: { Password: PLACEHOLDER.adminPassword } });
+      assert.equal((await passwordsForDocs(served.baseUrl, credentials.apiToken)).adminPassword, NEW_PASSWORD);
     });
 
     test('prints its banner in one block between the JSON log lines', () => assertOneBlock(served.output()));
 
-    test("the reference's logon example signs on as the demo user, and logoff ends the session logon answered", async () => {
+    test("the reference's logon example, its password filled in as /docs does, signs on as the demo user, and logoff ends the session logon answered", async () => {
       const { apiToken, userNumber, userPassword } = readCredentials(dataDir);
       const logon = await documentedExample(served.baseUrl, LOGON);
       assert.deepEqual(logon.Credentials, {
-        UserNumberCredentials: { UserNumber: userNumber, Password: userPassword },
+        UserNumberCredentials: { UserNumber: userNumber, Password: PLACEHOLDER.userPassword },
       });
-      const signedOn = await call(served.baseUrl, apiToken, LOGON, logon);
+      const passwords = await passwordsForDocs(served.baseUrl, apiToken);
+      assert.equal(passwords.userPassword, userPassword);
+      const signedOn = await call(served.baseUrl, apiToken, LOGON, withDemoPasswords(logon, passwords));
       assert.equal(signedOn.status, 200, JSON.stringify(signedOn.answer));
       const logoff = await documentedExample(served.baseUrl, LOGOFF);
       const session = { Credentials: { TokenCredentials: { TokenId: signedOn.answer.TokenId } } };

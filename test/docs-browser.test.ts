@@ -1,8 +1,9 @@
 /**
  * /docs as a newcomer meets it, in a real headless browser (Debian's Chromium driven by playwright-core):
  * `coregate serve` on a fresh data directory seeds the demo; `/` leads to coregate's own reference of
- * /openapi.json; the token is given once to Authorize (and kept across a reload), and findBySSN and a share
- * update are answered 200 straight from their examples under the page's content policy.
+ * /openapi.json, and nothing the page loads holds the demo's passwords or its token; the token is given once
+ * to Authorize (and kept across a reload), and findBySSN, a share update and logon are answered 200 straight
+ * from their examples, whose password placeholders the page fills in, under the page's content policy.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -29,8 +30,13 @@ describe('/docs in a headless browser, on the demo dataset', { skip }, () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'coregate-docs-'));
   let served: Served;
   let token: string;
+  /** What demo-credentials.json holds: the token and the passwords. */
+  let secrets: Record<string, string>;
   let browser: Browser;
   let page: Page;
+  /** Every answer the page was given before Authorize, by its URL. */
+  const loadedUnauthorized = new Map<string, Promise<string>>();
+  let authorized = false;
   /** What the page's console reported as errors (a content policy refusal among them). */
   const consoleErrors: string[] = [];
 
@@ -39,11 +45,24 @@ describe('/docs in a headless browser, on the demo dataset', { skip }, () => {
       env: { COREGATE_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '' },
       ready: /Try it:\n.*\n/,
     });
-    token = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8')).apiToken;
+    const credentials = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8'));
+    token = credentials.apiToken;
+    secrets = {
+      'the demo token': token,
+      'the admin password': credentials.adminPassword,
+      "the demo user's password": credentials.userPassword,
+    };
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     page = await browser.newPage();
     page.on('console', (message) => {
       if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    page.on('response', (response) => {
+      if (!authorized)
+        loadedUnauthorized.set(
+          response.url(),
+          response.text().catch(() => ''),
+        );
     });
   });
   after(async () => {
@@ -74,7 +93,16 @@ describe('/docs in a headless browser, on the demo dataset', { skip }, () => {
     assert.match(await page.locator('.topbar select').innerText(), /\/openapi\.json/);
   });
 
+  test("nothing the page loaded before Authorize holds the demo's passwords or its token", async () => {
+    assert.ok(loadedUnauthorized.size > 3, [...loadedUnauthorized.keys()].join(', '));
+    for (const [url, body] of loadedUnauthorized) {
+      const text = await body;
+      for (const [what, secret] of Object.entries(secrets)) assert.ok(!text.includes(secret), `${url} holds ${what}`);
+    }
+  });
+
   test('the token is given once to Authorize', async () => {
+    authorized = true;
     await page.locator('.auth-wrapper button.authorize').click();
     const dialog = page.locator('.modal-ux');
     await dialog.locator('input').first().fill(token);
@@ -89,6 +117,10 @@ describe('/docs in a headless browser, on the demo dataset', { skip }, () => {
 
   test('a share update answers 200 from its example', async () => {
     assert.equal(await execute('account', 'updateShareHoldByID'), '200');
+  });
+
+  test("logon answers 200 from its example, the demo user's password filled in", async () => {
+    assert.equal(await execute('usermanagement', 'logon'), '200');
   });
 
   test('after a reload the token is still there: a call answers 200 without Authorize', async () => {

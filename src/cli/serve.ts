@@ -279,7 +279,7 @@ function demoSetUpLine(setUp: DemoSetUp, file: string, config: Config): string {
   }
 }
 
-/** The demo set-up's passwords, for the reference's examples. */
+/** The demo set-up's passwords, which /docs fills into the reference's examples (GET /admin/demo-credentials). */
 async function demoPasswords(config: Config): Promise<{ demoAdminPassword?: string; demoUserPassword?: string }> {
   const credentials = (await import('./demo.js')).readDemoCredentials(config);
   return { demoAdminPassword: credentials?.adminPassword, demoUserPassword: credentials?.userPassword };
@@ -308,7 +308,7 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
       ...(await logDestination(config.logFormat)),
     },
     jwt: jwtSettings ? createJwtVerifier(jwtSettings) : undefined,
-    // Shown in the reference's examples only while the database is the demo dataset they belong to (api-reference.ts).
+    // Answered to an admin token only while the database is the demo dataset they open (api-reference.ts).
     ...(await demoPasswords(config)),
   }).catch(async (error: unknown) => {
     // Nothing may keep the process alive after a failed start (the database holds its data directory).

@@ -131,6 +131,23 @@ export const UserPasswordBody = Type.Object(
 );
 export type UserPasswordBody = Static<typeof UserPasswordBody>;
 
+/**
+ * The demo set-up's passwords (demo-credentials.json) an admin is given, each while it is the one in force
+ * on the demo dataset: what /docs puts in place of its examples' placeholders.
+ */
+export const DemoCredentials = Type.Object(
+  {
+    adminPassword: Type.Optional(
+      Type.String({ description: 'The administrative password (AdministrativeCredentials)' }),
+    ),
+    userPassword: Type.Optional(
+      Type.String({ description: "The demo user's password (UserNumberCredentials, user 1)" }),
+    ),
+  },
+  { ...strict, description: "The demo set-up's passwords still in force" },
+);
+export type DemoCredentials = Static<typeof DemoCredentials>;
+
 export const UserUnlocked = Type.Object(
   {
     ...UserProperties,

@@ -5,6 +5,7 @@
  * idempotency) sits in front of the boundary and is the same for both.
  */
 import type { AnyOperation, OperationContext, RequestBody } from '../operations/types.js';
+import type { TraceContext } from '../telemetry/trace-context.js';
 
 /** One call of an operation, as the core sees it. */
 export interface CoreCall {
@@ -12,6 +13,8 @@ export interface CoreCall {
   readonly requestId: string;
   /** The Sym the path named (`/gw/<sym>/…`). */
   readonly sym: number;
+  /** The caller's W3C trace context, when valid: a core that calls out passes it on when tracing is off. */
+  readonly traceContext?: TraceContext;
   /** What the call cost at the core and how it ended, set by a core that calls out; audited. */
   outcome?: CoreOutcome;
 }

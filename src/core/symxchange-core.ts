@@ -281,6 +281,7 @@ interface CallContext {
   readonly deadline: AbortSignal;
   /** The fault rule that made the call's problem of a core's fault, for the audit trail. */
   faultRule?: string;
+  readonly traceContext?: CoreCall['traceContext'];
 }
 
 /** SymXchange's repeating fields hold at most 100 entries (the facts' largest numeric maxOccurs). */
@@ -369,7 +370,11 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
   /** One exchange under the core's breaker, within the call's deadline. */
   function exchange(call: CallContext, path: string, soapAction: string, xml: string) {
     return call.core.breaker.execute(() =>
-      call.core.transport.post(path, soapAction, xml, { signal: call.deadline, read: readAnswer }),
+      call.core.transport.post(path, soapAction, xml, {
+        signal: call.deadline,
+        read: readAnswer,
+        traceContext: call.traceContext,
+      }),
     );
   }
 
@@ -509,6 +514,7 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
         core,
         requestId: coreCall.requestId,
         deadline: AbortSignal.timeout(settings.timeoutMs),
+        traceContext: coreCall.traceContext,
       };
       // Each SOAP call is a CLIENT span of the request's, its traceparent sent to the core (docs/tracing.md).
       const callCore: CallCore = (op, request) =>

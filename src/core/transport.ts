@@ -13,6 +13,7 @@ import type { Socket } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { buildConnector, Pool, type Dispatcher } from 'undici';
 import type { SymxchangeSettings } from '../config.js';
+import type { TraceContext } from '../telemetry/trace-context.js';
 import { injectTraceContext } from '../telemetry/tracing.js';
 
 export type CoreFailureKind = 'unavailable' | 'timeout' | 'bad-response';
@@ -71,6 +72,8 @@ export interface ExchangeOptions<T> {
   readonly signal: AbortSignal;
   /** The reader of the answer, given its head; throwing refuses the answer unread (the error is the call's). */
   readonly read: (head: AnswerHead) => AnswerReader<T>;
+  /** The caller's trace context, passed on as it came when this process takes no part in traces. */
+  readonly traceContext?: TraceContext;
 }
 
 /** What a TLS failure's code looks like (Node and OpenSSL name them). */
@@ -324,7 +327,11 @@ export function coreTransport(url: URL, settings: SymxchangeSettings): CoreTrans
         'POST',
         path,
         // With tracing on, the core call's `traceparent` (and `tracestate`): the core's spans join the trace.
-        injectTraceContext({ 'content-type': 'text/xml; charset=utf-8', soapaction: `"${soapAction}"` }),
+        // Off, the caller's, unchanged.
+        injectTraceContext(
+          { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${soapAction}"` },
+          options.traceContext,
+        ),
         xml,
         options,
       ),

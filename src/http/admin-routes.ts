@@ -1,10 +1,11 @@
 /**
  * The admin API (`/admin/*`), administering a running coregate as WireMock's `/__admin` or Kong's admin API
- * do: API tokens, core users, the audit trail, export, import and reset. Every call needs a bearer token
- * with the `admin` scope (401 without one, 403 without the scope; `POST /admin/reset` also takes
- * `store:reset`), counts against the token's rate limit like any call, is audited as `admin:<what>` with
- * what it acted on, and fails as problem+json. The handlers are a line each: what they do is
- * operations/administration.ts, shared with the CLI; the messages are contract/admin.ts.
+ * do: API tokens, core users, the audit trail, export, import and reset, and the demo's passwords for /docs.
+ * Every call needs a bearer token with the `admin` scope (401 without one, 403 without the scope; `POST
+ * /admin/reset` also takes `store:reset`), counts against the token's rate limit like any call, is audited as
+ * `admin:<what>` with what it acted on, and fails as problem+json. The handlers are a line each: what they do
+ * is operations/administration.ts, shared with the CLI (the demo's passwords: api-reference.ts); the
+ * messages are contract/admin.ts.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import { Readable } from 'node:stream';
@@ -15,6 +16,7 @@ import {
   AuditPage,
   AuditQuery,
   CreatedToken,
+  DemoCredentials,
   ImportQuery,
   Imported,
   ResetAnswer,
@@ -45,8 +47,10 @@ import { demoDataset } from '../store/access.js';
 import type { AuditEvent, AuditLog } from '../store/audit.js';
 import { RecordFileError } from '../store/record-file.js';
 import { exportRecords, StoreBusyError } from '../store/record-transfer.js';
+import { demoCredentials } from './api-reference.js';
 import type { RateLimit } from './metrics.js';
 import { fileLines, NDJSON, spoolBody, streamLines } from './ndjson.js';
+import { requestTraceId } from './tracing.js';
 
 export interface AdminRoutesOptions {
   readonly db: Db;
@@ -59,6 +63,8 @@ export interface AdminRoutesOptions {
   /** What answers: users, records and their export, import and reset are coregate's own store's. */
   readonly core: Core;
   readonly audit: AuditLog;
+  /** The demo set-up's passwords, read from demo-credentials.json at start: `GET /admin/demo-credentials` checks them. */
+  readonly demoCredentials?: DemoCredentials;
 }
 
 /** What the admin API's hooks need to know of a route (its `config.admin`). */
@@ -92,8 +98,9 @@ export const ADMIN_TAG = {
   name: 'admin',
   description:
     'Administer the running service (scope `admin`, given to the demo token and never by default): API tokens, ' +
-    'core users (UserNumberCredentials), the audit trail, and the store’s export, import and reset. The CLI ' +
-    'calls these when a server holds its data directory or `COREGATE_URL` is set.',
+    'core users (UserNumberCredentials), the audit trail, the store’s export, import and reset, and the ' +
+    'demo’s passwords for /docs. The CLI calls these when a server holds its data directory or `COREGATE_URL` ' +
+    'is set.',
 } as const;
 
 /** Where the OpenAPI completion finds the problems a route answers beyond those of every admin call. */
@@ -148,7 +155,7 @@ const merge = (...all: Problems[]): Problems => {
 const strictEmpty = Type.Object({}, { additionalProperties: false });
 
 export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOptions): void {
-  const { db, secrets, config, authenticator, limiter, core, audit } = options;
+  const { db, secrets, config, authenticator, limiter, core, audit, demoCredentials: demo = {} } = options;
   const general = { limit: config.rateLimitPerMinute, windowSeconds: MINUTE };
   const userNumber = (request: FastifyRequest) => {
     const number = Number((request.params as { number: string }).number);
@@ -264,6 +271,20 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOp
       schema: { params: UserParams, body: UserPasswordBody, response: { 200: UserWithPassword } },
       handler: (request) =>
         adminUsers.setPassword(db, userNumber(request), (request.body as UserPasswordBody).password),
+    },
+    {
+      method: 'GET',
+      url: '/admin/demo-credentials',
+      operation: 'admin:demo-credentials.read',
+      operationId: 'readDemoCredentials',
+      summary: "The demo set-up's passwords, while the store holds the demo dataset and they are in force",
+      description:
+        "What /docs puts in place of its examples' `<admin password>` and `<user password>` as it sends a call: " +
+        'the passwords demo-credentials.json holds, each only while it opens this store; 404 on any other store.',
+      storeOnly: true,
+      problems: { 404: ['NOT_FOUND'], ...STORE_ONLY },
+      schema: { response: { 200: DemoCredentials } },
+      handler: () => demoCredentials(db, authenticator, demo),
     },
     {
       method: 'GET',
@@ -472,6 +493,7 @@ export function adminEvent(
     coreLatencyMs: null,
     coreOutcome: null,
     target: target ?? null,
+    traceId: requestTraceId(request),
   };
 }
 

@@ -1,29 +1,20 @@
 /**
  * The API reference: the OpenAPI document (openapi.ts; served at /openapi.json by ops-routes.ts) and the
  * interactive reference at /docs (Swagger UI), where every operation's example is a request the demo
- * dataset answers; `GET /` leads there.
+ * dataset answers; `GET /` leads there. Neither holds a password or a token: the examples show
+ * placeholders, which /docs fills in with the demo's passwords once Authorize has a token that may read them.
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import type { DemoCredentials } from '../contract/admin.js';
+import { Problem } from '../contract/problems.js';
 import type { Authenticator } from '../security/authenticator.js';
 import { verifyPassword } from '../crypto/passwords.js';
 import { demoDataset, users } from '../store/access.js';
 import { EXAMPLE_USER_NUMBER } from './openapi-examples.js';
 import type { Db } from '../database/database.js';
 import { openApiOptions, type OpenApiSettings } from './openapi.js';
-
-export interface ApiReferenceSettings extends Omit<OpenApiSettings, 'demoAdminPassword' | 'demoUserPassword'> {
-  readonly db: Db;
-  readonly authenticator: Authenticator;
-  /**
-   * The administrative password the demo set-up wrote to demo-credentials.json, if any: shown in the
-   * examples only when `demoPassword` accepts it.
-   */
-  readonly demoAdminPassword?: string;
-  /** The demo user's password from the same file: shown in logon's example on the same terms. */
-  readonly demoUserPassword?: string;
-}
 
 /**
  * /docs's own content policy: its scripts and styles from itself, calls to this origin only (Try it out),
@@ -61,33 +52,60 @@ const THEME_CSS =
   '.swagger-ui .topbar { background-color: #16382a; } .swagger-ui .topbar .download-url-wrapper .select-label { color: #cfd8d3; }';
 
 /**
- * The demo dataset's administrative password when it may be shown: the database holds a demo dataset (the
- * demo set-up, `coregate seed` and `coregate reset` mark it; an import of other records forgets it) and the
- * password is still its administrative password (an operator who set their own never sees it, nor anyone
- * else).
+ * Of the demo set-up's passwords (`given`, read from demo-credentials.json at start), those that open this
+ * store now: it holds a demo dataset (the demo set-up, `coregate seed` and `coregate reset` mark it; an
+ * import of other records forgets it), and each is still the administrative password, or the password of
+ * the examples' user. None is a 404 NOT_FOUND: an operator's own passwords are never answered. /docs asks
+ * for them (`GET /admin/demo-credentials`, scope admin) to fill in its examples.
  */
-export async function demoPassword(
+export async function demoCredentials(
   db: Db,
   authenticator: Authenticator,
-  candidate: string | undefined,
-): Promise<string | undefined> {
-  if (candidate === undefined) return undefined;
-  if (!(await demoDataset.get(db))) return undefined;
-  return (await authenticator.isAdminPassword(candidate)) ? candidate : undefined;
+  given: DemoCredentials,
+): Promise<DemoCredentials> {
+  const none = new Problem(404, 'NOT_FOUND', 'This store holds no demo dataset whose passwords are still in force');
+  if (!(await demoDataset.get(db))) throw none;
+  const { adminPassword, userPassword } = given;
+  const admin = adminPassword !== undefined && (await authenticator.isAdminPassword(adminPassword));
+  const user = userPassword === undefined ? undefined : await users.find(db, EXAMPLE_USER_NUMBER);
+  const demoUser =
+    user !== undefined && userPassword !== undefined && (await verifyPassword(userPassword, user.passwordHash));
+  if (!admin && !demoUser) throw none;
+  return { ...(admin ? { adminPassword } : {}), ...(demoUser ? { userPassword } : {}) };
 }
 
-/** The demo user's password when it may be shown: on the terms of `demoPassword`, for the examples' user. */
-async function demoUserPassword(db: Db, candidate: string | undefined): Promise<string | undefined> {
-  if (candidate === undefined || !(await demoDataset.get(db))) return undefined;
-  const user = await users.find(db, EXAMPLE_USER_NUMBER);
-  return user && (await verifyPassword(candidate, user.passwordHash)) ? candidate : undefined;
+/**
+ * Swagger UI's request interceptor on /docs: a call whose body holds a placeholder of the demo's passwords
+ * (openapi-examples.ts's `PLACEHOLDER`, written out here), sent under the token given to Authorize, first
+ * asks `GET /admin/demo-credentials` with that token and puts the passwords it answers in their place. Without
+ * a token, or answered anything but 200 (no admin scope, no demo dataset), the body goes as written.
+ * @fastify/swagger-ui sends the function's source to the browser: it uses nothing outside itself.
+ */
+async function fillDemoCredentials(request: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const placeholders: Record<string, 'adminPassword' | 'userPassword'> = {
+    '"<admin password>"': 'adminPassword',
+    '"<user password>"': 'userPassword',
+  };
+  const headers = (request.headers ?? {}) as Record<string, string | undefined>;
+  const authorization = headers.Authorization ?? headers.authorization;
+  const body = request.body;
+  if (!authorization || typeof body !== 'string') return request;
+  if (!Object.keys(placeholders).some((placeholder) => body.includes(placeholder))) return request;
+  const answer = await fetch(new URL('/admin/demo-credentials', String(request.url)), { headers: { authorization } });
+  if (answer.status !== 200) return request;
+  const demo = (await answer.json()) as Partial<Record<'adminPassword' | 'userPassword', string>>;
+  let filled = body;
+  for (const [placeholder, name] of Object.entries(placeholders)) {
+    const password = demo[name];
+    if (typeof password === 'string') filled = filled.split(placeholder).join(JSON.stringify(password));
+  }
+  request.body = filled;
+  return request;
 }
 
 /** Registers the document and /docs; call before the routes it documents. */
-export async function registerApiReference(app: FastifyInstance, settings: ApiReferenceSettings): Promise<void> {
-  const demoAdminPassword = await demoPassword(settings.db, settings.authenticator, settings.demoAdminPassword);
-  const demoUser = await demoUserPassword(settings.db, settings.demoUserPassword);
-  await app.register(swagger, openApiOptions({ ...settings, demoAdminPassword, demoUserPassword: demoUser }));
+export async function registerApiReference(app: FastifyInstance, settings: OpenApiSettings): Promise<void> {
+  await app.register(swagger, openApiOptions(settings));
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     staticCSP: DOCS_CONTENT_POLICY,
@@ -105,6 +123,8 @@ export async function registerApiReference(app: FastifyInstance, settings: ApiRe
       // The token given to Authorize is kept in the browser across reloads: entered once.
       persistAuthorization: true,
       displayRequestDuration: true,
+      // The demo's passwords are fetched with that token when a call needs them, never put in the page.
+      requestInterceptor: fillDemoCredentials,
     },
   });
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/docs', 302));

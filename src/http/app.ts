@@ -59,9 +59,12 @@ export interface AppOptions {
   readonly limiter?: RateLimiter;
   /** What answers: by default the core the settings choose (the store, or a SymXchange core). */
   readonly core?: Core;
-  /** The demo set-up's administrative password (demo-credentials.json): the reference's examples show it on the demo dataset. */
+  /**
+   * The demo set-up's administrative password (demo-credentials.json): `GET /admin/demo-credentials` answers
+   * it, for /docs to fill in its examples, while the store holds the demo dataset and it is in force.
+   */
   readonly demoAdminPassword?: string;
-  /** The demo set-up's user password (demo-credentials.json): logon's example shows it on the demo dataset. */
+  /** The demo set-up's user password (demo-credentials.json), on the same terms. */
   readonly demoUserPassword?: string;
 }
 
@@ -240,8 +243,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   );
   const codec = codecs[0]!;
   await registerApiReference(app, {
-    db,
-    authenticator,
     operations: OPERATIONS,
     acceptedCredentials: (operation) => acceptedCredentials(operation, config),
     problems: {
@@ -249,8 +250,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       carriedByCore: (operation) => codec.mapping.carries(operation),
       sandboxFaults: config.sandboxFaults,
     },
-    demoAdminPassword: options.demoAdminPassword,
-    demoUserPassword: options.demoUserPassword,
   });
 
   const core =
@@ -341,6 +340,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     onRateLimited: (limit) => metrics.rateLimited(limit),
     core,
     audit,
+    demoCredentials: { adminPassword: options.demoAdminPassword, userPassword: options.demoUserPassword },
   });
   registerFaultRuleRoutes(app, {
     db,

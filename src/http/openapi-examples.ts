@@ -13,7 +13,10 @@ import { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED } from '../seed/load.js';
 import demoAnswers from '../generated/demo-answers.json' with { type: 'json' };
 import { PROBLEM_EXAMPLE_DETAILS } from './operation-problems.js';
 
-/** What an example shows in place of a secret the reference does not know. */
+/**
+ * What an example shows in place of a secret: the reference is read without a token, so it holds none
+ * (/docs fills the demo's passwords in as it sends a call: api-reference.ts).
+ */
 export const PLACEHOLDER = {
   adminPassword: '<admin password>',
   userPassword: '<user password>',
@@ -23,24 +26,16 @@ export const PLACEHOLDER = {
 /** The user number of the session examples: the demo set-up's user (or one `coregate user add --number 1` creates). */
 export const EXAMPLE_USER_NUMBER = DEMO_USER.userNumber;
 
-/** The demo set-up's passwords an example may show (api-reference.ts decides when); placeholders stand for the others. */
-export interface ExamplePasswords {
-  readonly adminPassword?: string;
-  readonly userPassword?: string;
-}
-
 /**
  * The credentials of an operation's example: the administrative password wherever it is accepted; the
- * session calls, which take one kind of their own, show the demo user's password (logon) or a placeholder
- * for the TokenId that logon answers (logoff).
+ * session calls, which take one kind of their own, sign on as the demo user (logon) or end the session of
+ * the TokenId that logon answers (logoff).
  */
-export function exampleCredentials(
-  accepted: readonly CredentialKind[],
-  { adminPassword = PLACEHOLDER.adminPassword, userPassword = PLACEHOLDER.userPassword }: ExamplePasswords = {},
-): CredentialsBody {
-  if (accepted.includes('AdministrativeCredentials')) return { AdministrativeCredentials: { Password: adminPassword } };
+function exampleCredentials(accepted: readonly CredentialKind[]): CredentialsBody {
+  if (accepted.includes('AdministrativeCredentials'))
+    return { AdministrativeCredentials: { Password: PLACEHOLDER.adminPassword } };
   if (accepted.includes('UserNumberCredentials'))
-    return { UserNumberCredentials: { UserNumber: EXAMPLE_USER_NUMBER, Password: userPassword } };
+    return { UserNumberCredentials: { UserNumber: EXAMPLE_USER_NUMBER, Password: PLACEHOLDER.userPassword } };
   if (accepted.includes('TokenCredentials')) return { TokenCredentials: { TokenId: PLACEHOLDER.tokenId } };
   throw new Error(`no example credentials among ${accepted.join(', ')}`);
 }
@@ -60,15 +55,11 @@ function demoDataset(): DemoExamples {
 }
 
 /**
- * The body of a request of `operation` that succeeds on the demo dataset.
- * @example requestExample(findBySSN, ['AdministrativeCredentials'], { adminPassword: 'pw' }) // { Credentials: …, SSN: '…' }
+ * The body of a request of `operation` that succeeds on the demo dataset, its secrets placeholders.
+ * @example requestExample(findBySSN, ['AdministrativeCredentials']) // { Credentials: { AdministrativeCredentials: { Password: '<admin password>' } }, SSN: '…' }
  */
-export function requestExample(
-  operation: AnyOperation,
-  accepted: readonly CredentialKind[],
-  passwords: ExamplePasswords = {},
-): Record<string, unknown> {
-  return { Credentials: exampleCredentials(accepted, passwords), ...demoRequest(demoDataset(), operation) };
+export function requestExample(operation: AnyOperation, accepted: readonly CredentialKind[]): Record<string, unknown> {
+  return { Credentials: exampleCredentials(accepted), ...demoRequest(demoDataset(), operation) };
 }
 
 /** The key of an operation's recorded answer: its family and name, as the audit trail names it. */

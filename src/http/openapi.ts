@@ -27,13 +27,6 @@ export interface OpenApiSettings {
   /** The credential kinds each operation accepts under the running configuration. */
   readonly acceptedCredentials: (operation: AnyOperation) => readonly CredentialKind[];
   readonly problems: ProblemsOptions;
-  /**
-   * The demo dataset's administrative password, shown in the request examples; given only when the database
-   * is the demo dataset and this is its administrative password (api-reference.ts).
-   */
-  readonly demoAdminPassword?: string;
-  /** The demo user's password, shown in logon's example; given on the same terms (api-reference.ts). */
-  readonly demoUserPassword?: string;
 }
 
 const VERSION = '0.1.0';
@@ -185,7 +178,6 @@ function securityScheme(operations: readonly AnyOperation[]) {
  * @example await app.register(swagger, openApiOptions(settings))
  */
 export function openApiOptions(settings: OpenApiSettings): SwaggerOptions {
-  const demo = settings.demoAdminPassword !== undefined;
   return {
     openapi: {
       openapi: '3.1.0',
@@ -201,11 +193,10 @@ export function openApiOptions(settings: OpenApiSettings): SwaggerOptions {
           '(`application/problem+json`) with a stable `code`; each operation lists the statuses and codes it can ' +
           'answer with.\n\n' +
           'Every request example is a request the demo dataset answers (docs/demo-data.md), with the ' +
-          'administrative password as its credentials: ' +
-          (demo
-            ? 'this server holds the demo dataset, so the examples carry its password. '
-            : `replace \`${PLACEHOLDER.adminPassword}\` with yours. `) +
-          'Press **Authorize** once and give the API token, then **Try it out** on any operation.',
+          `administrative password as its credentials, shown as \`${PLACEHOLDER.adminPassword}\`: replace it ` +
+          'with yours. Press **Authorize** once and give the API token, then **Try it out** on any operation; ' +
+          'on the demo dataset, with the demo token, /docs puts the demo’s passwords in place of the placeholders ' +
+          'as it sends a call (`GET /admin/demo-credentials`).',
       },
       servers: [{ url: '/', description: 'This coregate (where this document was loaded from)' }],
       tags: [
@@ -266,19 +257,15 @@ function completeOperations(document: OpenApiDocument, settings: OpenApiSettings
       ? ''
       : accepted.includes('TokenCredentials')
         ? ' The example ends the session whose TokenId it is given: the one `logon` answered.'
-        : settings.demoUserPassword !== undefined
-          ? ' The example signs on as the demo user (demo-credentials.json).'
-          : ` The example needs a user: \`coregate user add --number ${EXAMPLE_USER_NUMBER} --name NAME\`.`;
+        : ` The example signs on as user ${EXAMPLE_USER_NUMBER}: the demo set-up's user (its password is in ` +
+          `demo-credentials.json), or the one \`coregate user add --number ${EXAMPLE_USER_NUMBER} --name NAME\` adds.`;
     documented.description = `${documented.description ?? ''}${sessions}`;
     const body = documented.requestBody?.content['application/json'];
     if (body) {
       body.examples = {
         demo: {
           summary: 'A request the demo dataset answers',
-          value: requestExample(operation, accepted, {
-            adminPassword: settings.demoAdminPassword,
-            userPassword: settings.demoUserPassword,
-          }),
+          value: requestExample(operation, accepted),
         },
       };
     }

@@ -19,6 +19,7 @@ import { responseChecker } from '../operations/response-check.js';
 import { operationPath, type AnyOperation, type OperationContext, type RequestBody } from '../operations/types.js';
 import type { Authenticator, BearerIdentity, CredentialIdentity } from '../security/authenticator.js';
 import type { RateLimiter } from '../security/rate-limit.js';
+import { callerTraceContext } from '../telemetry/trace-context.js';
 import type { AuditEvent, AuditLog } from '../store/audit.js';
 import type { Db } from '../database/database.js';
 import type { KeyWrites } from '../store/key-writes.js';
@@ -215,7 +216,11 @@ export class OperationPipeline {
     if (await this.options.faultRules?.apply(request, reply, operation, face, this.options.sandboxFaults))
       return undefined;
     const context = { db, secrets, config, caller };
-    const call: CoreCall = { requestId: request.id, sym: request.sym ?? DEFAULT_SYM };
+    const call: CoreCall = {
+      requestId: request.id,
+      sym: request.sym ?? DEFAULT_SYM,
+      traceContext: callerTraceContext(request.headers),
+    };
     const fromCore = async (operationContext: OperationContext) => {
       try {
         return await core.answer(operation, operationContext, body, call);

@@ -5,11 +5,14 @@
  * The request runs in the span's context, so its database queries and core calls are its children and its
  * log lines carry its trace id (`withTraceIds`); the audit event keeps the trace id (`requestTraceId`).
  * No member data goes into a span: no body, header value or query string, and the accounts a call touched
- * only with `COREGATE_TRACE_ACCOUNT_NUMBERS=true`. Off, nothing here is registered and nothing runs.
+ * only with `COREGATE_TRACE_ACCOUNT_NUMBERS=true`. Off, no span is made; a request with a valid
+ * `traceparent` still has the caller's trace id in its log lines and its audit event, and passes the
+ * caller's trace context on to a core as it came (telemetry/trace-context.ts).
  */
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { TracingSettings } from '../config.js';
+import { callerTraceId } from '../telemetry/trace-context.js';
 import { activeTraceIds, coregateTracer, tracingEnabled } from '../telemetry/tracing.js';
 
 declare module 'fastify' {
@@ -36,7 +39,14 @@ export function withTraceIds(logger: FastifyServerOptions['logger']): FastifySer
  * @example registerRequestTracing(app);
  */
 export function registerRequestTracing(app: FastifyInstance): void {
-  if (!tracingEnabled()) return;
+  if (!tracingEnabled()) {
+    // No span to name the lines: the caller's trace id does, bound to the request's logger as it is made.
+    app.setChildLoggerFactory((logger, bindings, options, raw) => {
+      const traceId = callerTraceId(raw.headers);
+      return logger.child(traceId === undefined ? bindings : { ...bindings, trace_id: traceId }, options);
+    });
+    return;
+  }
   const tracer = coregateTracer();
   app.addHook('onRequest', (request, _reply, done) => {
     const parent = propagation.extract(ROOT_CONTEXT, request.headers);
@@ -113,10 +123,12 @@ export function tracedRequestEnd(
 }
 
 /**
- * The trace id of a request's span, for its audit event; null when tracing is off.
+ * The trace id of a request, for its audit event: its span's, or when tracing is off the one of the
+ * caller's valid `traceparent`; null without either.
  * @example requestTraceId(request) // '4bf92f3577b34da6a3ce929d0e0e4736'
  */
 export function requestTraceId(request: FastifyRequest): string | null {
   const span = request.traceContext && trace.getSpan(request.traceContext);
-  return span ? span.spanContext().traceId : null;
+  if (span) return span.spanContext().traceId;
+  return callerTraceId(request.headers) ?? null;
 }

@@ -9,7 +9,7 @@ import { isIPv6 } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Type, type TSchema } from 'typebox';
 import type { Config } from '../config.js';
-import { forbidden, unauthenticated, validationFailed } from '../contract/problems.js';
+import { forbidden, unauthenticated, validationFailed, type Problem } from '../contract/problems.js';
 import {
   CREDENTIAL_SCHEMAS,
   CREDENTIAL_SECRET_CHOICES,
@@ -59,6 +59,7 @@ export type AuthenticatorSettings = Pick<
   | 'lockoutSlowdownThreshold'
   | 'lockoutSlowdownMs'
   | 'sessionIdleSeconds'
+  | 'credentialRefusalMs'
 >;
 
 /** Who presents credentials, as the lockout counts callers: the bearer token, and the address the call came from. */
@@ -145,19 +146,45 @@ export function lockoutSubject(credential: string, caller: Caller): string {
 /** The kind of credential a lockout subject belongs to: its prefix (`user:25@…` → `user`, `admin@…` → `admin`). */
 const credentialOf = (subject: string) => /^[a-z]+/.exec(subject)?.[0] ?? 'other';
 
-/** A scrypt hash of a random password, made once per process: unknown credentials are checked against it. */
+/**
+ * A refused credential check is answered this many times one password check's cost after it began: far
+ * enough above a check under ordinary load that a wrong password, an unknown credential and a locked one
+ * are all answered at the floor, whatever ran before.
+ */
+const REFUSAL_CHECKS = 4;
+/** …and never sooner than this, however fast the hash is here. */
+const REFUSAL_MIN_MS = 250;
+/** Checks timed at start; the fastest is the hash's cost here (the others may have met start-up work). */
+const TIMED_CHECKS = 3;
+
+/** How long a refusal takes at least, given one password check's cost (`checkMs`): 360 ms for 90. */
+function refusalFloorMs(checkMs: number): number {
+  return Math.max(REFUSAL_MIN_MS, Math.ceil(REFUSAL_CHECKS * checkMs));
+}
+
+/**
+ * A scrypt hash of a random password, made once per process at start: unknown credentials are checked
+ * against it. Making it and checking it twice time the configured hash here once and for all.
+ */
 interface Decoy {
   readonly hash: string;
-  /** How long making it took: a check takes as long, until checks are measured. */
-  readonly ms: number;
+  /** The fastest of the timed checks, in milliseconds. */
+  readonly checkMs: number;
 }
 let decoyMade: Promise<Decoy> | undefined;
 
 function decoy(): Promise<Decoy> {
   decoyMade ??= (async () => {
-    const started = performance.now();
-    const hash = await hashPassword(randomBytes(15).toString('base64url'));
-    return { hash, ms: performance.now() - started };
+    const password = randomBytes(15).toString('base64url');
+    let started = performance.now();
+    const hash = await hashPassword(password);
+    let checkMs = performance.now() - started;
+    for (let i = 1; i < TIMED_CHECKS; i += 1) {
+      started = performance.now();
+      await scryptVerify(password, hash);
+      checkMs = Math.min(checkMs, performance.now() - started);
+    }
+    return { hash, checkMs };
   })().catch((error: unknown) => {
     decoyMade = undefined;
     throw error;
@@ -217,8 +244,6 @@ export class Authenticator {
   /** Picks a credential's slow-down row (`SLOWDOWN_BUCKETS`); the same on every instance of the store's secrets. */
   private readonly slowdownKey: Buffer;
   private readonly slowdownPolicy: SlowdownPolicy;
-  /** How long a password check takes here (a moving average), for refusals made without one; undefined until measured. */
-  private checkMs: number | undefined;
   private lastSweep = 0;
   private readonly verifyPassword: (password: string, stored: string) => Promise<boolean>;
   private adminHash: { value: string | undefined; readAt: number } | undefined;
@@ -338,18 +363,33 @@ export class Authenticator {
     for (const kind of given) requireFields(kind, credentials[kind]!);
     if (given.some((kind) => !accepted.includes(kind))) throw forbidden();
     const caller: Caller = { tokenName, address: callerAddress(ip) };
+    const started = performance.now();
     let userNumber = 0;
     let memberAccount: string | undefined;
     for (const kind of given) {
       const verified = await this.verifiers[kind](credentials[kind]!, caller);
-      if (!verified) throw forbidden();
+      if (!verified) throw await this.refusal(started);
       if (verified.userNumber !== undefined) userNumber = verified.userNumber;
       if (verified.memberAccount !== undefined) {
-        if (memberAccount !== undefined && memberAccount !== verified.memberAccount) throw forbidden();
+        if (memberAccount !== undefined && memberAccount !== verified.memberAccount) throw await this.refusal(started);
         memberAccount = verified.memberAccount;
       }
     }
     return { tokenName, userNumber, kinds: given, ...(memberAccount ? { memberAccount } : {}) };
+  }
+
+  /**
+   * The 403 of refused credentials, once the refusal floor has passed since the check `started`: a wrong
+   * password, an unknown credential and a locked one (which runs no hash) are answered alike, at a time
+   * fixed at start (`credentialRefusalMs`, or four checks' time measured then) rather than learnt from
+   * recent checks, which a burst of guesses would have stretched.
+   * Only a check slower than the floor (a slowed credential, a saturated machine) answers later.
+   */
+  private async refusal(started: number): Promise<Problem> {
+    const floorMs = this.policy.credentialRefusalMs ?? refusalFloorMs((await decoy()).checkMs);
+    const wait = started + floorMs - performance.now();
+    if (wait > 0) await sleep(wait);
+    return forbidden();
   }
 
   /**
@@ -423,11 +463,12 @@ export class Authenticator {
 
   /**
    * A password check under lockout and slow-down. A slowed credential waits `lockoutSlowdownMs` first,
-   * right password or not. A caller locked out of it fails without a check, but as long as a check takes
-   * (at once when the outcome is remembered, as a check would be): the answer's time does not tell a lock
-   * from a wrong password, nor the one row of unknown credentials from a known one. A credential without a stored hash is
-   * checked against the decoy, so that it costs what a wrong password of a known one costs. A failure
-   * counts towards the caller's lock and the credential's slow-down; a success clears the caller's count.
+   * right password or not. A caller locked out of it fails without a check (a locked caller costs no CPU);
+   * the refusal floor (`refusal`) then answers it when it answers a wrong password, so that the time tells
+   * neither a lock from a wrong password nor the one row of unknown credentials from a known one. A
+   * credential without a stored hash is checked against the decoy, so that it costs what a wrong password
+   * of a known one costs. A failure counts towards the caller's lock and the credential's slow-down; a
+   * success clears the caller's count.
    */
   private async verifyThrottled(
     attempt: Attempt,
@@ -436,13 +477,12 @@ export class Authenticator {
   ): Promise<boolean> {
     const state = await lockouts.state(this.db, attempt.subject, attempt.slowdown, this.slowdownPolicy);
     if (state.slowed) await sleep(this.policy.lockoutSlowdownMs);
-    const against = stored || (await decoy()).hash;
-    const key = this.cacheKeyOf(attempt.verification, password, against);
     if (state.locked) {
       this.options.onLockout?.(credentialOf(attempt.subject), 'refused');
-      if (!this.remembered(key)) await sleep(this.checkMs ?? (await decoy()).ms);
       return false;
     }
+    const against = stored || (await decoy()).hash;
+    const key = this.cacheKeyOf(attempt.verification, password, against);
     const ok = (await this.verifyCached(key, password, against)) && !!stored;
     if (!ok) {
       await this.countFailure(attempt);
@@ -477,12 +517,6 @@ export class Authenticator {
     return createHmac('sha256', this.cacheKey).update(`${subject}\0${password}\0${stored}`).digest('base64');
   }
 
-  /** Whether a verification by this key is remembered, either outcome. */
-  private remembered(key: string): boolean {
-    const now = Date.now();
-    return this.verified.has(key, now) || this.refused.has(key, now);
-  }
-
   /**
    * scrypt, unless this outcome is remembered (for `credentialCacheMs`, either outcome) or being checked
    * for another call now (one scrypt serves both). `key` is `cacheKeyOf` the check.
@@ -493,10 +527,7 @@ export class Authenticator {
     if (this.refused.has(key, now)) return false;
     let check = this.checking.get(key);
     if (!check) {
-      const started = performance.now();
       check = this.verifyPassword(password, stored).then((ok) => {
-        const ms = performance.now() - started;
-        this.checkMs = this.checkMs === undefined ? ms : this.checkMs * 0.9 + ms * 0.1;
         if (this.policy.credentialCacheMs > 0)
           (ok ? this.verified : this.refused).add(key, Date.now() + this.policy.credentialCacheMs);
         return ok;

@@ -1,7 +1,8 @@
 /**
  * Spans at coregate's own seams, through OpenTelemetry's API (docs/tracing.md): each database query (named by
  * its statement, never its parameters) and each call to a SymXchange core, whose HTTP headers carry the W3C
- * `traceparent` on to the core. The request's own span is the HTTP layer's (http/tracing.ts).
+ * `traceparent` on to the core (the caller's own, unchanged, when tracing is off). The request's own span is
+ * the HTTP layer's (http/tracing.ts).
  *
  * Nothing here costs a process that exports no spans: every seam asks `tracingEnabled()` first, which is
  * true only once sdk.ts started the SDK (the `OTEL_*` variables configure an exporter). A query or a core
@@ -18,6 +19,7 @@ import {
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
+import type { TraceContext } from './trace-context.js';
 
 let tracer: Tracer | undefined;
 
@@ -219,11 +221,16 @@ export function traceCoreAnswer(status: number): void {
 }
 
 /**
- * The headers of a request to a core, with the active span's `traceparent` (and `tracestate`) added when
- * tracing is on: the core's spans join the caller's trace.
- * @example pool.dispatch({ method: 'POST', path, headers: injectTraceContext({ soapaction }), body })
+ * The headers of a request to a core, with a trace context: when tracing is on, the active span's
+ * `traceparent` (and `tracestate`), so that the core's spans join the caller's trace; when it is off, the
+ * caller's own (`caller`, checked by trace-context.ts) as it came, as a hop that takes no part in the trace.
+ * @example pool.dispatch({ method: 'POST', path, headers: injectTraceContext({ soapaction }, call.traceContext), body })
  */
-export function injectTraceContext(headers: Record<string, string>): Record<string, string> {
+export function injectTraceContext(headers: Record<string, string>, caller?: TraceContext): Record<string, string> {
   if (tracer !== undefined) propagation.inject(context.active(), headers);
+  else if (caller !== undefined) {
+    headers.traceparent = caller.traceparent;
+    if (caller.tracestate !== undefined) headers.tracestate = caller.tracestate;
+  }
   return headers;
 }

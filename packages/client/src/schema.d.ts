@@ -2035,7 +2035,7 @@ export interface paths {
         put?: never;
         /**
          * Start a session with UserNumberCredentials; returns the TokenId for TokenCredentials
-         * @description Scope: any live token. Credentials: UserNumberCredentials. The example needs a user: `coregate user add --number 1 --name NAME`.
+         * @description Scope: any live token. Credentials: UserNumberCredentials. The example signs on as user 1: the demo set-up's user (its password is in demo-credentials.json), or the one `coregate user add --number 1 --name NAME` adds.
          */
         post: operations["logon"];
         delete?: never;
@@ -2182,6 +2182,26 @@ export interface paths {
         put?: never;
         /** Set a user's password: the one given, or a generated one in the answer, once */
         post: operations["setUserPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/demo-credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The demo set-up's passwords, while the store holds the demo dataset and they are in force
+         * @description What /docs puts in place of its examples' `<admin password>` and `<user password>` as it sends a call: the passwords demo-credentials.json holds, each only while it opens this store; 404 on any other store.
+         */
+        get: operations["readDemoCredentials"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -14322,6 +14342,43 @@ export interface operations {
             404: components["responses"]["admin-problem-404-NOT_FOUND"];
             413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
             415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            501: components["responses"]["admin-problem-501-STORE_ONLY"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    readDemoCredentials: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The demo set-up's passwords still in force */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The administrative password (AdministrativeCredentials) */
+                        adminPassword?: string;
+                        /** @description The demo user's password (UserNumberCredentials, user 1) */
+                        userPassword?: string;
+                    };
+                };
+            };
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN"];
+            404: components["responses"]["admin-problem-404-NOT_FOUND"];
             429: components["responses"]["admin-problem-429-RATE_LIMITED"];
             500: components["responses"]["admin-problem-500-INTERNAL"];
             501: components["responses"]["admin-problem-501-STORE_ONLY"];
