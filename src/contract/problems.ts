@@ -122,10 +122,6 @@ export function forbidden(detail = 'The credentials do not allow this operation'
   return new Problem(403, 'FORBIDDEN', detail);
 }
 
-/** Seconds a client is told to wait when the database is unreachable: about how long a restart takes. */
-const DATABASE_RETRY_AFTER_SECONDS = 5;
-
-/** 503 with Retry-After: the database is unreachable, nothing about the request was wrong. */
 /** A rate limit refused the call: retry after this many seconds (at least one). */
 export function rateLimited(retryAfterSeconds: number): Problem {
   const seconds = Math.max(1, retryAfterSeconds);
@@ -134,10 +130,30 @@ export function rateLimited(retryAfterSeconds: number): Problem {
   });
 }
 
+/** Seconds a client is told to wait when the database is unreachable: about how long a restart takes. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+/** …and when its connections are all in use: they free as the queries on them end. */
+const DATABASE_BUSY_RETRY_AFTER_SECONDS = 2;
+
+/** 503 with Retry-After: the database is unreachable, nothing about the request was wrong. */
 export function databaseUnavailable(): Problem {
   return new Problem(503, 'UNAVAILABLE', 'The database is not reachable; retry shortly', undefined, {
     'retry-after': String(DATABASE_RETRY_AFTER_SECONDS),
   });
+}
+
+/**
+ * 503 with Retry-After: the database answers, but every connection of this process's pool stayed in use
+ * for as long as a call waits for one (COREGATE_DB_POOL, COREGATE_DB_CONNECT_TIMEOUT_MS).
+ */
+export function databaseBusy(): Problem {
+  return new Problem(
+    503,
+    'UNAVAILABLE',
+    "The database's connections are all in use (COREGATE_DB_POOL); retry shortly",
+    undefined,
+    { 'retry-after': String(DATABASE_BUSY_RETRY_AFTER_SECONDS) },
+  );
 }
 
 export const ProblemSchema = Type.Object(
