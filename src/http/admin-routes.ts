@@ -114,7 +114,7 @@ const USER_PATH: Problems = { 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'], ..
 
 /** Lines of a records file longer than this are refused rather than held in memory. */
 const MAX_RECORD_LINE_BYTES = 1024 * 1024;
-/** An export whose client reads nothing for this long is abandoned, letting its snapshot (and the embedded database) go. */
+/** An export whose client reads nothing for this long is abandoned. */
 const EXPORT_STALL_MS = 30_000;
 const MINUTE = 60;
 
@@ -304,9 +304,12 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOp
       operationId: 'exportRecords',
       summary: 'Export every record as NDJSON, as `coregate export` writes it',
       description:
-        'A header line with the count of each record type, then one line per record in catalog order, FM ' +
-        'history included, then the member secrets: one snapshot, streamed as it is read. Protected values stay ' +
-        'as stored (HMAC and ciphertext), readable only under this store’s secret.',
+        'A header line, then one line per record in catalog order, FM history included, then the member ' +
+        'secrets, then an end line with the count of each record type: a file without it was cut off. Each ' +
+        'record type is read in pages by key as the client reads, each record once, as it was when its page ' +
+        'was read; a replacement of the records meanwhile (an import, a reset) cuts the export off before its ' +
+        'end line. Protected values stay as stored (HMAC and ciphertext), readable only under this store’s ' +
+        'secret.',
       storeOnly: true,
       problems: STORE_ONLY,
       schema: {

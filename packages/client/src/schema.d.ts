@@ -2217,7 +2217,7 @@ export interface paths {
         };
         /**
          * Export every record as NDJSON, as `coregate export` writes it
-         * @description A header line with the count of each record type, then one line per record in catalog order, FM history included, then the member secrets: one snapshot, streamed as it is read. Protected values stay as stored (HMAC and ciphertext), readable only under this store’s secret.
+         * @description A header line, then one line per record in catalog order, FM history included, then the member secrets, then an end line with the count of each record type: a file without it was cut off. Each record type is read in pages by key as the client reads, each record once, as it was when its page was read; a replacement of the records meanwhile (an import, a reset) cuts the export off before its end line. Protected values stay as stored (HMAC and ciphertext), readable only under this store’s secret.
          */
         get: operations["exportRecords"];
         put?: never;
