@@ -122,10 +122,14 @@ export function forbidden(detail = 'The credentials do not allow this operation'
   return new Problem(403, 'FORBIDDEN', detail);
 }
 
-/** A rate limit refused the call: retry after this many seconds (at least one). */
-export function rateLimited(retryAfterSeconds: number): Problem {
+/**
+ * A limit refused the call: retry after this many seconds (at least one). `reason` says which limit, where
+ * it is not the token's budget of calls.
+ * @example rateLimited(5, '2 exports are running') // detail '2 exports are running; retry in 5 s'
+ */
+export function rateLimited(retryAfterSeconds: number, reason = 'Too many requests'): Problem {
   const seconds = Math.max(1, retryAfterSeconds);
-  return new Problem(429, 'RATE_LIMITED', `Too many requests; retry in ${seconds} s`, undefined, {
+  return new Problem(429, 'RATE_LIMITED', `${reason}; retry in ${seconds} s`, undefined, {
     'retry-after': String(seconds),
   });
 }
