@@ -126,6 +126,13 @@ export interface Config {
   readonly adminToken: string | undefined;
   /** The largest records file `POST /admin/import` takes, in bytes (413 above it). */
   readonly importLimitBytes: number;
+  /**
+   * Streamed exports (`GET /admin/export`, `GET /admin/audit` as NDJSON) running at once per process; another
+   * is refused with 429 until one ends.
+   */
+  readonly exportConcurrency: number;
+  /** A streamed export whose client reads nothing for this long is cut off, and its place freed. */
+  readonly exportStallMs: number;
   /** On SIGTERM/SIGINT, in-flight requests get this long to finish before every connection is closed and the process exits. */
   readonly shutdownGraceMs: number;
   /**
@@ -483,6 +490,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminUrl: adminUrl(env),
     adminToken: env.COREGATE_ADMIN_TOKEN || undefined,
     importLimitBytes: integer(env, 'COREGATE_IMPORT_LIMIT_MB', 1024, 1, 65_536) * 1024 * 1024,
+    exportConcurrency: integer(env, 'COREGATE_EXPORT_CONCURRENCY', 2, 1, 1000),
+    exportStallMs: integer(env, 'COREGATE_EXPORT_STALL_MS', 30_000, 100, 3_600_000),
     shutdownGraceMs: integer(env, 'COREGATE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     shutdownDrainMs: integer(env, 'COREGATE_SHUTDOWN_DRAIN_MS', 0, 0, 600_000),
     idempotencyRetentionHours: integer(env, 'COREGATE_IDEMPOTENCY_RETENTION_HOURS', 24, 1, 24 * 365),

@@ -24,6 +24,16 @@ test('COREGATE_DB_POOL sets the PostgreSQL connections per process', () => {
   assert.equal(loadConfig({ COREGATE_DB_POOL: '32' }).databasePoolSize, 32);
 });
 
+test('streamed exports: two at once per process, and a client that reads nothing for 30 s is cut off', () => {
+  const defaults = loadConfig({});
+  assert.deepEqual([defaults.exportConcurrency, defaults.exportStallMs], [2, 30_000]);
+  const set = loadConfig({ COREGATE_EXPORT_CONCURRENCY: '4', COREGATE_EXPORT_STALL_MS: '5000' });
+  assert.deepEqual([set.exportConcurrency, set.exportStallMs], [4, 5_000]);
+  assert.throws(() => loadConfig({ COREGATE_EXPORT_CONCURRENCY: '0' }), {
+    message: 'COREGATE_EXPORT_CONCURRENCY must be an integer between 1 and 1000, got "0"',
+  });
+});
+
 test('an out-of-range or non-integer value is refused, naming the variable and the range', () => {
   for (const value of ['0', '1001', '2.5', 'many']) {
     assert.throws(() => loadConfig({ COREGATE_DB_POOL: value }), {

@@ -25,7 +25,7 @@ import { seedMemberSecrets } from '../src/seed/member-secrets.js';
 import { demoDataset } from '../src/store/access.js';
 import type { Database, Db } from '../src/database/database.js';
 import { DATA_RECORDS, RecordFileError } from '../src/store/record-file.js';
-import { exportRecords, importRecords, StoreNotEmptyError } from '../src/store/record-transfer.js';
+import { exportRecords, importRecords, StoreNotEmptyError, StoreReplacedError } from '../src/store/record-transfer.js';
 import type { Row } from '../src/store/records.js';
 import { BACKENDS, createHarness, openTestDatabase, type Harness } from './support/harness.js';
 import { clearPans, clearSsns } from './support/sensitive.js';
@@ -46,8 +46,10 @@ async function exported(db: Db): Promise<string[]> {
   return lines;
 }
 
-/** The record lines (the header holds the export's time). */
-const recordsOf = (lines: readonly string[]) => lines.slice(1);
+/** The record lines (the header holds the export's time, the end line the counts). */
+const recordsOf = (lines: readonly string[]) => lines.slice(1, -1);
+/** The counts of an export's end line. */
+const countsOf = (lines: readonly string[]) => JSON.parse(lines.at(-1)!).counts as Record<string, number>;
 
 /** Record lines without what is sealed afresh each time: ciphertexts (a new IV) and password hashes (a new salt). */
 const unsealed = (lines: readonly string[]) =>
@@ -115,9 +117,10 @@ for (const backend of BACKENDS) {
       await h?.close();
     });
 
-    test('an export is a header with the counts, then every record in catalog order, FM history included', async () => {
+    test('an export is a header, every record in catalog order (FM history included), then an end line counting them', async () => {
       const header = JSON.parse(source[0]!);
       assert.equal(header.coregate, 'records');
+      assert.equal(header.format, 2);
       assert.deepEqual(header.demoDataset, DEMO);
       const names = recordsOf(source).map((line) => JSON.parse(line).record as string);
       const order = DATA_RECORDS.map((record) => record.name);
@@ -125,12 +128,14 @@ for (const backend of BACKENDS) {
         names,
         [...names].sort((a, b) => order.indexOf(a) - order.indexOf(b)),
       );
+      const end = JSON.parse(source.at(-1)!);
+      assert.equal(end.coregate, 'end');
       for (const record of DATA_RECORDS) {
-        assert.equal(header.counts[record.name], names.filter((name) => name === record.name).length, record.name);
+        assert.equal(end.counts[record.name], names.filter((name) => name === record.name).length, record.name);
       }
-      assert.ok(header.counts.AccountFmHistory >= 3, 'the updates wrote FM history');
-      assert.equal(header.counts.Account, DEMO.accounts);
-      assert.equal(header.counts.MemberSecret, 5);
+      assert.ok(end.counts.AccountFmHistory >= 3, 'the updates wrote FM history');
+      assert.equal(end.counts.Account, DEMO.accounts);
+      assert.equal(end.counts.MemberSecret, 5);
     });
 
     test('protected values stay protected: no clear card number or SSN, only their HMAC and ciphertext', () => {
@@ -253,13 +258,23 @@ for (const backend of BACKENDS) {
       },
       {
         name: 'a file cut short',
-        lines: () => source.slice(0, -1),
-        error: () => /MemberSecret records where its header counts 5: it is incomplete or was edited/,
+        lines: () => source.slice(0, -2),
+        error: () => /the file ends without its end line \({"coregate":"end",…}\): it was cut off/,
+      },
+      {
+        name: 'a record fewer than its end line counts',
+        lines: () => [...source.slice(0, -2), source.at(-1)!],
+        error: () => /MemberSecret records where its end line counts 5: it is incomplete or was edited/,
+      },
+      {
+        name: 'a line after the end line',
+        lines: () => [...source, source[1]!],
+        error: () => new RegExp(`^line ${source.length + 1}: follows the end line \\(line ${source.length}\\)`),
       },
       {
         name: 'a header of another format',
-        lines: () => withLine(0, (line) => ({ ...line, format: 2 })),
-        error: () => /^line 1: header: format 2 is not 1/,
+        lines: () => withLine(0, (line) => ({ ...line, format: 3 })),
+        error: () => /^line 1: header: format 3 is not 1 or 2/,
       },
       { name: 'an empty file', lines: () => [], error: () => /^line 1: the file is empty/ },
     ];
@@ -275,6 +290,66 @@ for (const backend of BACKENDS) {
         assert.deepEqual(recordsOf(await exported(target.db)), recordsOf(source));
       });
     }
+
+    test('a file of format 1, its counts in the header and no end line, still imports', async () => {
+      const header = { ...JSON.parse(source[0]!), format: 1, counts: countsOf(source) };
+      await importRecords(target.db, h.secrets, [JSON.stringify(header), ...recordsOf(source)], { replace: true });
+      assert.deepEqual(recordsOf(await exported(target.db)), recordsOf(source));
+      const short = [JSON.stringify(header), ...recordsOf(source).slice(0, -1)];
+      await assert.rejects(
+        importRecords(target.db, h.secrets, short, { replace: true }),
+        /MemberSecret records where its header counts 5: it is incomplete or was edited/,
+      );
+    });
+
+    // Bounded: an export holding its database connection while its reader waits would wait for the write for ever.
+    const HELD_BOUND = { timeout: 120_000 };
+
+    test(
+      'a write made while an export waits for its reader commits, and is in the pages read after it',
+      HELD_BOUND,
+      async () => {
+        const aHold = await firstRecord(h.database.db, hold);
+        const lines: string[] = [];
+        let updated: LightMyRequestResponse | undefined;
+        await exportRecords(h.database.db, async (line) => {
+          lines.push(line);
+          // While the first account's line waits to be taken, before the share holds are read.
+          if (updated === undefined && line.startsWith('{"record":"Account"')) {
+            updated = await update(h, hold, aHold, { Amount: 45.67 });
+          }
+        });
+        assert.equal(updated?.statusCode, 200, updated?.body);
+        const records = recordsOf(lines).map((line) => JSON.parse(line) as Row & { record: string });
+        const written = records.find(
+          (r) => r.record === 'ShareHold' && r.account_number === aHold.account_number && r.locator === aHold.locator,
+        );
+        assert.equal(written?.amount, 45.67);
+        // Every record once, as many as the end line counts, and the file imports.
+        const keyOf = (r: Row & { record: string }) =>
+          JSON.stringify(DATA_RECORDS.find((d) => d.name === r.record)!.primaryKey.map((column) => r[column]));
+        const keys = records.map((r) => `${r.record} ${keyOf(r)}`);
+        assert.equal(new Set(keys).size, keys.length);
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from account_fm_history`.execute(
+          h.database.db,
+        );
+        assert.equal(countsOf(lines).AccountFmHistory, rows[0]!.n, "the update's FM history is in the file");
+        await importRecords(target.db, h.secrets, lines, { replace: true });
+      },
+    );
+
+    test('an export during which the records are replaced fails before its end line', HELD_BOUND, async () => {
+      const lines: string[] = [];
+      await assert.rejects(
+        exportRecords(h.database.db, async (line) => {
+          lines.push(line);
+          if (lines.length === 2) await importRecords(h.database.db, h.secrets, source, { replace: true });
+        }),
+        StoreReplacedError,
+      );
+      assert.ok(lines.length > 2, 'the export went on after the replacement');
+      assert.notEqual(JSON.parse(lines.at(-1)!).coregate, 'end');
+    });
 
     test('an import of records that are not a demo dataset makes the store one that cannot be reset', async () => {
       const plain = withLine(0, (line) => ({ ...line, demoDataset: null }));
@@ -312,7 +387,7 @@ for (const backend of BACKENDS) {
 
       const after = await exported(h.database.db);
       assert.deepEqual(unsealed(after), unsealed(seeded));
-      assert.equal(JSON.parse(after[0]!).counts.AccountFmHistory, 0);
+      assert.equal(countsOf(after).AccountFmHistory, 0);
       // The harness's token and administrative password were not touched.
       assert.equal((await update(h, share, aShare, { Description: 'AFTER RESET' })).statusCode, 200);
       assert.equal(await description(h.database.db, aShare), 'AFTER RESET');
@@ -566,6 +641,6 @@ describe('the demo sandbox: reset over HTTP while serving', () => {
     const lines = readFileSync(exportedFile, 'utf8').trimEnd().split('\n');
     const first = JSON.parse(lines.find((line) => line.startsWith('{"record":"Share",'))!);
     assert.equal(first.description, demoShare.values.Description);
-    assert.equal(JSON.parse(lines[0]!).counts.AccountFmHistory, 0);
+    assert.equal(countsOf(lines).AccountFmHistory, 0);
   });
 });

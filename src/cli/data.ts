@@ -13,7 +13,7 @@ import { resetToDemo } from '../seed/reset.js';
 import { createProgress } from '../seed/progress.js';
 import { DEFAULT_SEED } from '../seed/load.js';
 import { demoDataset, type DemoDataset } from '../store/access.js';
-import type { RecordFileHeader } from '../store/record-file.js';
+import { recordFileEndOf, type RecordFileHeader } from '../store/record-file.js';
 import { exportRecords, StoreBusyError, type RecordCounts } from '../store/record-transfer.js';
 import { integerOption, parseCommand, UsageError, type CommandSpec } from './args.js';
 import { administer, storeOnly } from './commands.js';
@@ -50,29 +50,31 @@ const EXPORT: CommandSpec = {
 
 Writes every record of the store as NDJSON: a header line, then one line per record
 ({"record":"<Name>", <column>: <value>, …}) in catalog order, FM history included, then the member
-secrets. Protected values are written as stored: SSNs, card and MICR numbers as their HMAC and
-ciphertext (readable only under this store's secret), member passwords as scrypt hashes. API tokens,
-users, the administrative password and the audit trail are not exported.
+secrets, then an end line counting them. Protected values are written as stored: SSNs, card and MICR
+numbers as their HMAC and ciphertext (readable only under this store's secret), member passwords as
+scrypt hashes. API tokens, users, the administrative password and the audit trail are not exported.
   --out FILE   write to FILE, which appears only once complete (default: standard output)`,
   options: { out: { type: 'string' } },
 };
 
 /**
  * Writes the records file, from the live server's admin API when one holds the data directory (or
- * COREGATE_URL is set), else from the data directory; returns its counts (its header's).
+ * COREGATE_URL is set), else from the data directory; returns its counts (its end line's).
  */
 async function writeExport(config: Config, write: (line: string) => Promise<void> | undefined): Promise<RecordCounts> {
   return administer<RecordCounts>(config, 'export', {
     local: async ({ database }) => exportRecords(database.db, write),
     remote: async (server) => {
-      let counts: RecordCounts | undefined;
-      let records = 0;
+      let lines = 0;
+      let last: string | undefined;
       for await (const line of adminStream(server, '/admin/export')) {
-        if (counts === undefined) counts = (JSON.parse(line) as RecordFileHeader).counts ?? {};
-        else records += 1;
+        lines += 1;
+        last = line;
         await write(line);
       }
-      // The header counts every record: fewer lines means the answer was cut off.
+      // The end line comes last and counts every record: without it, or with fewer lines, the answer was cut off.
+      const counts = recordFileEndOf(last)?.counts;
+      const records = Math.max(lines - 1, 0) - (counts ? 1 : 0);
       if (counts === undefined || records !== total(counts)) {
         throw new Error(`the export of ${server.description} ended after ${records} records, before its end`);
       }
@@ -156,11 +158,15 @@ cleared; tokens, users, the administrative password and the audit trail stay.
   options: { replace: { type: 'boolean' } },
 };
 
-/** Records the file announces in its header, or else its lines after the header, for the progress bar. */
+/**
+ * Records the file announces in its end line (format 1: its header), or else its lines after the header,
+ * for the progress bar.
+ */
 async function recordsInFile(file: string): Promise<number> {
   const input = createReadStream(file);
   try {
     let lines = -1;
+    let last: string | undefined;
     for await (const line of createInterface({ input, crlfDelay: Infinity })) {
       if (lines === -1) {
         try {
@@ -170,9 +176,12 @@ async function recordsInFile(file: string): Promise<number> {
           // Not a header: the import says so.
         }
       }
-      if (line.trim() !== '') lines += 1;
+      if (line.trim() === '') continue;
+      lines += 1;
+      last = line;
     }
-    return Math.max(lines, 0);
+    const end = lines > 0 ? recordFileEndOf(last) : undefined;
+    return end ? total(end.counts) : Math.max(lines, 0);
   } finally {
     input.destroy();
   }

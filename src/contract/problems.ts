@@ -124,22 +124,42 @@ export function forbidden(detail = 'The credentials do not allow this operation'
   return new Problem(403, 'FORBIDDEN', detail);
 }
 
-/** Seconds a client is told to wait when the database is unreachable: about how long a restart takes. */
-const DATABASE_RETRY_AFTER_SECONDS = 5;
-
-/** 503 with Retry-After: the database is unreachable, nothing about the request was wrong. */
-/** A rate limit refused the call: retry after this many seconds (at least one). */
-export function rateLimited(retryAfterSeconds: number): Problem {
+/**
+ * A limit refused the call: retry after this many seconds (at least one). `reason` says which limit, where
+ * it is not the token's budget of calls.
+ * @example rateLimited(5, '2 exports are running') // detail '2 exports are running; retry in 5 s'
+ */
+export function rateLimited(retryAfterSeconds: number, reason = 'Too many requests'): Problem {
   const seconds = Math.max(1, retryAfterSeconds);
-  return new Problem(429, 'RATE_LIMITED', `Too many requests; retry in ${seconds} s`, undefined, {
+  return new Problem(429, 'RATE_LIMITED', `${reason}; retry in ${seconds} s`, undefined, {
     'retry-after': String(seconds),
   });
 }
 
+/** Seconds a client is told to wait when the database is unreachable: about how long a restart takes. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+/** …and when its connections are all in use: they free as the queries on them end. */
+const DATABASE_BUSY_RETRY_AFTER_SECONDS = 2;
+
+/** 503 with Retry-After: the database is unreachable, nothing about the request was wrong. */
 export function databaseUnavailable(): Problem {
   return new Problem(503, 'UNAVAILABLE', 'The database is not reachable; retry shortly', undefined, {
     'retry-after': String(DATABASE_RETRY_AFTER_SECONDS),
   });
+}
+
+/**
+ * 503 with Retry-After: the database answers, but every connection of this process's pool stayed in use
+ * for as long as a call waits for one (COREGATE_DB_POOL, COREGATE_DB_CONNECT_TIMEOUT_MS).
+ */
+export function databaseBusy(): Problem {
+  return new Problem(
+    503,
+    'UNAVAILABLE',
+    "The database's connections are all in use (COREGATE_DB_POOL); retry shortly",
+    undefined,
+    { 'retry-after': String(DATABASE_BUSY_RETRY_AFTER_SECONDS) },
+  );
 }
 
 export const ProblemSchema = Type.Object(

@@ -153,9 +153,21 @@ const MAX_NAMED_STATEMENTS = 2000;
  * shutting down or starting. Callers answer 503 and retry later; nothing about the request was wrong.
  */
 export class DatabaseUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super('the database is not reachable', { cause });
+  constructor(cause: unknown, message = 'the database is not reachable') {
+    super(message, { cause });
     this.name = 'DatabaseUnavailableError';
+  }
+}
+
+/**
+ * The database answers, but every connection of the pool stayed checked out for as long as a call waits
+ * for one: queries are slow or too many, and the server is fine. A kind of unavailability, retried as one,
+ * answered with its own words (503 saying the connections are all in use).
+ */
+export class DatabaseBusyError extends DatabaseUnavailableError {
+  constructor(cause: unknown) {
+    super(cause, "the database's connections are all in use");
+    this.name = 'DatabaseBusyError';
   }
 }
 
@@ -181,6 +193,8 @@ const UNAVAILABLE_SOCKET_CODES = new Set([
   'ENOTFOUND',
   'EAI_AGAIN',
 ]);
+/** pg-pool's wait for a connection ran out (the pool at its size, none came free in time). */
+const CHECKOUT_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
 /** pg reports lost connections and its own timeouts as plain Errors with these messages. */
 const UNAVAILABLE_MESSAGE =
   /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed)/;
@@ -210,9 +224,12 @@ const unavailableOr = (error: unknown): unknown =>
  */
 function preparingPool(
   pool: pg.Pool,
+  size: number,
   onConnectionError: (error: Error) => void,
   usage: { queriesInFlight: number },
 ): PostgresPool {
+  /** Connections handed out and not yet released (pg's own counts include those still connecting). */
+  let checkedOut = 0;
   const names = new Map<string, string>();
   const nameOf = (text: string): string | undefined => {
     let name = names.get(text);
@@ -247,6 +264,7 @@ function preparingPool(
       query: ((query: string | pg.Submittable, values?: unknown[]) =>
         typeof query === 'string' ? run(query, values) : client.query(query)) as unknown as PostgresPoolClient['query'],
       release: (destroy?: boolean) => {
+        checkedOut -= 1;
         client.release(destroy || broken);
         // A client the pool keeps starts its next checkout sound; a destroyed one is never seen again.
         broken = false;
@@ -260,8 +278,14 @@ function preparingPool(
   return {
     async connect() {
       const client = await pool.connect().catch((error: unknown) => {
+        // The wait ran out while every connection was in use: busy, not away. A pool filled with connections
+        // still connecting (a server that does not answer) times out the same way, and is unavailable.
+        if (checkedOut >= size && (error as Error).message === CHECKOUT_TIMEOUT_MESSAGE) {
+          throw new DatabaseBusyError(error);
+        }
         throw unavailableOr(error);
       });
+      checkedOut += 1;
       let connection = wrapped.get(client);
       if (!connection) {
         connection = wrap(client);
@@ -297,9 +321,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       await admin.end();
     }
     const onConnectionError = options.onConnectionError ?? (() => undefined);
+    const size = options.poolSize ?? 10;
     const pool = new pg.Pool({
       connectionString: options.url,
-      max: options.poolSize ?? 10,
+      max: size,
       types: postgresTypes(),
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
       query_timeout: options.queryTimeoutMs ?? 15_000,
@@ -312,12 +337,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     pool.on('error', onConnectionError);
     const queries = { queriesInFlight: 0 };
     const db = new Kysely<unknown>({
-      dialect: new PostgresDialect({ pool: preparingPool(pool, onConnectionError, queries) }),
+      dialect: new PostgresDialect({ pool: preparingPool(pool, size, onConnectionError, queries) }),
     });
     usages.set(db, () => ({
       busy: pool.totalCount - pool.idleCount,
       idle: pool.idleCount,
-      max: options.poolSize ?? 10,
+      max: size,
       waiting: pool.waitingCount,
       queriesInFlight: queries.queriesInFlight,
     }));

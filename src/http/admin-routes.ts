@@ -49,7 +49,7 @@ import { RecordFileError } from '../store/record-file.js';
 import { exportRecords, StoreBusyError } from '../store/record-transfer.js';
 import { demoCredentials } from './api-reference.js';
 import type { RateLimit } from './metrics.js';
-import { fileLines, NDJSON, spoolBody, streamLines } from './ndjson.js';
+import { fileLines, NDJSON, spoolBody, streamLines, type LineWriter } from './ndjson.js';
 import { requestTraceId } from './tracing.js';
 
 export interface AdminRoutesOptions {
@@ -121,8 +121,8 @@ const USER_PATH: Problems = { 400: ['VALIDATION_FAILED'], 404: ['NOT_FOUND'], ..
 
 /** Lines of a records file longer than this are refused rather than held in memory. */
 const MAX_RECORD_LINE_BYTES = 1024 * 1024;
-/** An export whose client reads nothing for this long is abandoned, letting its snapshot (and the embedded database) go. */
-const EXPORT_STALL_MS = 30_000;
+/** Seconds a caller refused an export is told to wait: an export of the demo's size takes about that. */
+const EXPORT_RETRY_AFTER_SECONDS = 5;
 const MINUTE = 60;
 
 interface AdminRoute {
@@ -157,6 +157,9 @@ const strictEmpty = Type.Object({}, { additionalProperties: false });
 export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOptions): void {
   const { db, secrets, config, authenticator, limiter, core, audit, demoCredentials: demo = {} } = options;
   const general = { limit: config.rateLimitPerMinute, windowSeconds: MINUTE };
+  const exportSlots = new ExportSlots(config.exportConcurrency, () => options.onRateLimited?.('export'));
+  const sendLines = (request: FastifyRequest, reply: FastifyReply, produce: Parameters<typeof streamLines>[0]) =>
+    sendExport(request, reply, produce, { slots: exportSlots, stallMs: config.exportStallMs });
   const userNumber = (request: FastifyRequest) => {
     const number = Number((request.params as { number: string }).number);
     request.auditTarget = `user:${number}`;
@@ -296,7 +299,8 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOp
         'Filters: `from`/`to` (ISO times), `operation` (a name or a prefix ending in `*`), `account`, `status` ' +
         '(`403` or `4xx`), `token`. As `application/json` (the default): a page of `limit` events, oldest first, ' +
         'with `nextCursor` and `next` for the next page. With `Accept: application/x-ndjson`: every matching ' +
-        'event, one JSON object per line, streamed as it is read.',
+        'event, one JSON object per line, streamed a page at a time as the client reads. ' +
+        EXPORTS_AT_ONCE,
       problems: { 400: ['VALIDATION_FAILED', 'INVALID_PAGING_TOKEN'] },
       schema: {
         querystring: AuditQuery,
@@ -325,9 +329,13 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOp
       operationId: 'exportRecords',
       summary: 'Export every record as NDJSON, as `coregate export` writes it',
       description:
-        'A header line with the count of each record type, then one line per record in catalog order, FM ' +
-        'history included, then the member secrets: one snapshot, streamed as it is read. Protected values stay ' +
-        'as stored (HMAC and ciphertext), readable only under this store’s secret.',
+        'A header line, then one line per record in catalog order, FM history included, then the member ' +
+        'secrets, then an end line with the count of each record type: a file without it was cut off. Each ' +
+        'record type is read in pages by key as the client reads, each record once, as it was when its page ' +
+        'was read; a replacement of the records meanwhile (an import, a reset) cuts the export off before its ' +
+        'end line. Protected values stay as stored (HMAC and ciphertext), readable only under this store’s ' +
+        'secret. ' +
+        EXPORTS_AT_ONCE,
       storeOnly: true,
       problems: STORE_ONLY,
       schema: {
@@ -541,13 +549,65 @@ function routeOptions(route: AdminRoute): RouteOptions {
 /** Whether the caller asked for NDJSON rather than a JSON page. */
 const wantsNdjson = (request: FastifyRequest) => (request.headers.accept ?? '').includes(NDJSON);
 
-/** Answers with the lines `produce` writes, streamed; a failure before the first is answered as a problem. */
-async function sendLines(
+/** What the reference says of every streamed export. */
+const EXPORTS_AT_ONCE =
+  'At most `COREGATE_EXPORT_CONCURRENCY` streamed exports (this and the other NDJSON one) run at once per ' +
+  'process: another is refused with 429 `RATE_LIMITED` and `Retry-After`. A client that reads nothing for ' +
+  '`COREGATE_EXPORT_STALL_MS` is cut off.';
+
+/**
+ * The streamed exports running in this process, at most `limit`, so that a crowd of them (or of clients
+ * that stopped reading) cannot take the database's time from the API. The next is refused with 429 until
+ * one ends, however it ends: complete, failed, cut off for a stalled client, or left by its client.
+ */
+class ExportSlots {
+  private running = 0;
+
+  constructor(
+    private readonly limit: number,
+    private readonly onRefused: () => void,
+  ) {}
+
+  /** Takes a place, or throws the 429 when every one is taken; the function returned gives it back, once. */
+  take(): () => void {
+    if (this.running >= this.limit) {
+      this.onRefused();
+      throw rateLimited(
+        EXPORT_RETRY_AFTER_SECONDS,
+        `${this.running} exports are running, as many as COREGATE_EXPORT_CONCURRENCY allows`,
+      );
+    }
+    this.running += 1;
+    let held = true;
+    return () => {
+      if (held) this.running -= 1;
+      held = false;
+    };
+  }
+}
+
+/**
+ * Answers with the lines `produce` writes, streamed, holding one of the export places until `produce` has
+ * settled; a failure before the first line is answered as a problem.
+ */
+async function sendExport(
   request: FastifyRequest,
   reply: FastifyReply,
   produce: Parameters<typeof streamLines>[0],
+  limits: { readonly slots: ExportSlots; readonly stallMs: number },
 ): Promise<FastifyReply> {
-  const { body, done } = await streamLines(produce, { stallMs: EXPORT_STALL_MS });
+  const release = limits.slots.take();
+  // Listened to from the start: a client gone while the first page is read stops the export too.
+  const gone = new AbortController();
+  reply.raw.once('close', () => gone.abort());
+  const producing = async (write: LineWriter) => {
+    try {
+      return await produce(write);
+    } finally {
+      release();
+    }
+  };
+  const { body, done } = await streamLines(producing, { stallMs: limits.stallMs, gone: gone.signal });
   request.streamed = 'streaming';
   done.then(
     () => (request.streamed = 'complete'),
@@ -556,7 +616,5 @@ async function sendLines(
       request.log.warn({ err: error }, 'a streamed answer was cut off');
     },
   );
-  // The client going away ends the producer at its next line.
-  reply.raw.once('close', () => body.destroy());
   return reply.type(NDJSON).send(body);
 }

@@ -4,8 +4,9 @@
  * whose details go to the log only.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { isConnectionFailure } from '../database/database.js';
+import { DatabaseBusyError, isConnectionFailure } from '../database/database.js';
 import {
+  databaseBusy,
   databaseUnavailable,
   Problem,
   problemBody,
@@ -69,6 +70,14 @@ function unsupportedMediaType(request: FastifyRequest): Problem {
   return new Problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json');
 }
 
+/**
+ * The 503 of a database that cannot serve a call: its connections all in use (the pool is too small for
+ * the load, or queries are slow), or the database not reachable. Each sends an operator somewhere else.
+ */
+export function databaseProblem(error: unknown): Problem {
+  return error instanceof DatabaseBusyError ? databaseBusy() : databaseUnavailable();
+}
+
 const FASTIFY_CODES: Record<string, (request: FastifyRequest) => Problem> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: unsupportedMediaType,
   FST_ERR_CTP_BODY_TOO_LARGE: () => new Problem(413, 'PAYLOAD_TOO_LARGE', 'The body exceeds the size limit'),
@@ -78,7 +87,7 @@ const FASTIFY_CODES: Record<string, (request: FastifyRequest) => Problem> = {
 
 function toProblem(error: FastifyError, request: FastifyRequest): Problem | undefined {
   if (error instanceof Problem) return error;
-  if (isConnectionFailure(error)) return databaseUnavailable();
+  if (isConnectionFailure(error)) return databaseProblem(error);
   if (error.validation) return validationFailed(propertyErrors(error.validation as AjvError[]));
   const known = error.code ? FASTIFY_CODES[error.code] : undefined;
   if (known) return known(request);

@@ -25,8 +25,11 @@ const CACHES: readonly { generation: Generation; what: string; capacity: string 
   { generation: 'collateral', what: 'Collateral record answers', capacity: 'COREGATE_COLLATERAL_CACHE_MB of JSON' },
 ];
 
-/** Which refusal counted: a token's budget of calls, or its stricter budget of FindBy lookups. */
-export type RateLimit = 'token' | 'findby';
+/**
+ * Which refusal counted: a token's budget of calls, its stricter budget of FindBy lookups, or the streamed
+ * exports running at once (COREGATE_EXPORT_CONCURRENCY).
+ */
+export type RateLimit = 'token' | 'findby' | 'export';
 
 let processRegistry: Registry | undefined;
 
@@ -80,7 +83,7 @@ export class ServiceMetrics {
     });
     this.rateLimitRefusals = new Counter({
       name: 'coregate_rate_limit_refusals_total',
-      help: "Calls refused 429 by a rate limit: a token's budget of calls (token) or of FindBy lookups (findby)",
+      help: "Calls refused 429 by a rate limit: a token's budget of calls (token) or of FindBy lookups (findby), or the exports running at once (export)",
       labelNames: ['limit'],
       registers,
     });

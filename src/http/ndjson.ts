@@ -27,15 +27,20 @@ export interface StreamedLines {
  * Runs `produce`, giving it a writer into a stream that is the answer's body, and resolves once the first
  * line is written (or `produce` ended without any): a failure before that rejects, so that it is answered
  * as a problem, not as a 200 with an empty body. A failure later ends the stream unfinished, which the client
- * sees as a cut-off answer. A reader that takes no line for `stallMs` (or goes away) makes the writer throw,
- * so the producer stops (and an export lets its snapshot go).
- * @example const { body } = await streamLines((write) => exportRecords(db, write), { stallMs: 30_000 });
+ * sees as a cut-off answer. A reader that takes no line for `stallMs`, or that goes away (`gone` aborts, at
+ * any time, before the first line too), makes the writer throw, so the producer stops at its next line.
+ * @example const { body } = await streamLines((write) => exportRecords(db, write), { stallMs: 30_000, gone });
  */
 export async function streamLines(
   produce: (write: LineWriter) => Promise<unknown>,
-  options: { readonly stallMs: number },
+  options: { readonly stallMs: number; readonly gone?: AbortSignal },
 ): Promise<StreamedLines> {
   const body = new PassThrough();
+  const { gone } = options;
+  const leave = () => body.destroy();
+  if (gone?.aborted) leave();
+  gone?.addEventListener('abort', leave, { once: true });
+  body.once('close', () => gone?.removeEventListener('abort', leave));
   let first: (() => void) | undefined;
   const started = new Promise<void>((resolve) => (first = resolve));
   const write: LineWriter = (line) => {

@@ -6,7 +6,8 @@ import { Type } from 'typebox';
 import type { AnyOperation } from '../operations/types.js';
 import { operationPath } from '../operations/types.js';
 import { ping, type Db } from '../database/database.js';
-import { databaseUnavailable, Problem } from '../contract/problems.js';
+import { Problem } from '../contract/problems.js';
+import { databaseProblem } from './error-handler.js';
 import type { Core } from '../core/index.js';
 
 export interface OpsRoutesOptions {
@@ -28,8 +29,8 @@ export function registerOpsRoutes(app: FastifyInstance, options: OpsRoutesOption
   app.get('/ready', { schema: { ...hide, response: { 200: Status } } }, async () => {
     try {
       await ping(options.db);
-    } catch {
-      throw databaseUnavailable();
+    } catch (error) {
+      throw databaseProblem(error);
     }
     const core = options.core.readiness();
     if (!core.ready) {

@@ -1,9 +1,9 @@
 /**
- * The records file of `coregate export` and `coregate import`: NDJSON, a header line and then one line per
+ * The records file of `coregate export` and `coregate import`: NDJSON, a header line, then one line per
  * record, `{"record":"<Name>", <column>: <value>, …}`, under the table's column names (a null column is
- * left out). Protected values stay as stored: a field's HMAC and AES-GCM ciphertext columns as hex, member
- * passwords as their scrypt hashes. This module turns rows into lines and checks lines against the catalog;
- * record-transfer.ts reads and writes the database.
+ * left out), then an end line counting the records. Protected values stay as stored: a field's HMAC and
+ * AES-GCM ciphertext columns as hex, member passwords as their scrypt hashes. This module turns rows into
+ * lines and checks lines against the catalog; record-transfer.ts reads and writes the database.
  */
 import {
   CONTROL_CHARACTER,
@@ -21,18 +21,32 @@ import type { DemoDataset } from './access.js';
 import type { Row } from './records.js';
 import { protectedColumns, protectedText, tableColumns, type TableColumn } from '../database/schema.js';
 
-/** The version of the line format; a reader refuses a file of another. */
-export const RECORD_FILE_FORMAT = 1;
+/**
+ * The version of the line format an export writes. Format 2 ends with an end line holding the counts; format
+ * 1, which an import still reads, carried them in its header (an export read in pages knows them only at
+ * the end). A reader refuses a file of any other.
+ */
+export const RECORD_FILE_FORMAT = 2;
+const READABLE_FORMATS: readonly number[] = [1, RECORD_FILE_FORMAT];
 
 /** The first line of a records file. */
 export interface RecordFileHeader {
   readonly coregate: 'records';
-  readonly format: typeof RECORD_FILE_FORMAT;
+  readonly format: 1 | typeof RECORD_FILE_FORMAT;
   readonly exportedAt?: string;
   /** The demo dataset the exported store was seeded with, if it was: an import makes the store resettable to it. */
   readonly demoDataset?: DemoDataset | null;
-  /** Records per record type: when given, an import checks the file holds exactly these (a cut-off file fails). */
+  /** Format 1: records per record type; when given, an import checks the file holds exactly these. */
   readonly counts?: Readonly<Record<string, number>>;
+}
+
+/**
+ * The last line of a records file (format 2): the records it holds per record type, written once every
+ * record is. An import checks the file holds exactly these, and refuses a file without it (cut off).
+ */
+export interface RecordFileEnd {
+  readonly coregate: 'end';
+  readonly counts: Readonly<Record<string, number>>;
 }
 
 const SCRYPT_HASH = '^scrypt\\$[0-9]+\\$[0-9]+\\$[0-9]+\\$[A-Za-z0-9+/]+={0,2}\\$[A-Za-z0-9+/]+={0,2}$';
@@ -247,13 +261,15 @@ export interface DecodedLine {
 }
 
 /**
- * Reads one record line and checks it against the catalog: a known record type, known columns, every
- * value of its column's type and rules, the key columns present, protected values sealed under `secrets`.
- * Throws a `RecordFileError` naming the line and the column at fault.
- * @example decodeRecordLine('{"record":"Account","account_number":"0000000001"}', 2, secrets).row // { account_number: '0000000001' }
+ * Reads one line after the header: the end line (`{"coregate":"end",…}`, checked), or a record line checked
+ * against the catalog: a known record type, known columns, every value of its column's type and rules, the
+ * key columns present, protected values sealed under `secrets`. Throws a `RecordFileError` naming the line
+ * and the column at fault.
+ * @example (decodeRecordLine('{"record":"Account","account_number":"0000000001"}', 2, secrets) as DecodedLine).row // { account_number: '0000000001' }
  */
-export function decodeRecordLine(text: string, lineNumber: number, secrets: Secrets): DecodedLine {
+export function decodeRecordLine(text: string, lineNumber: number, secrets: Secrets): DecodedLine | RecordFileEnd {
   const line = parseObject(text, lineNumber);
+  if (line.record === undefined && line.coregate !== undefined) return endOf(line, lineNumber);
   const name = line.record;
   if (typeof name !== 'string') throw new RecordFileError(lineNumber, 'record: must name the record type');
   const type = LINE_TYPES.get(name);
@@ -300,9 +316,47 @@ function parseObject(text: string, lineNumber: number): Record<string, unknown> 
 
 const isCount = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
 
+/** Why a line's `counts` is not an object of record counts, or undefined. */
+function countsProblem(counts: unknown): string | undefined {
+  if (typeof counts !== 'object' || counts === null || Array.isArray(counts)) {
+    return 'counts must be an object of record counts';
+  }
+  for (const [name, count] of Object.entries(counts)) {
+    if (!LINE_TYPES.has(name)) return `counts names an unknown record type "${name}"`;
+    if (!isCount(count)) return `counts.${name} must be a non-negative integer`;
+  }
+  return undefined;
+}
+
+/**
+ * A line as the end line it is, or undefined: how a reader of a whole file (or answer) tells that it came
+ * to its end.
+ * @example recordFileEndOf('{"coregate":"end","counts":{"Account":3}}')?.counts.Account // 3
+ */
+export function recordFileEndOf(text: string | undefined): RecordFileEnd | undefined {
+  try {
+    const line = parseObject(text ?? '', 0);
+    return line.record === undefined && line.coregate === 'end' ? endOf(line, 0) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function endOf(line: Record<string, unknown>, lineNumber: number): RecordFileEnd {
+  const fail = (detail: string): never => {
+    throw new RecordFileError(lineNumber, `end line: ${detail}`);
+  };
+  if (line.coregate !== 'end') fail('must be {"coregate":"end","counts":{…}}, as coregate export writes it');
+  const extra = Object.keys(line).find((key) => key !== 'coregate' && key !== 'counts');
+  if (extra !== undefined) fail(`has an unknown property "${extra}"`);
+  const problem = countsProblem(line.counts);
+  if (problem) fail(problem);
+  return line as unknown as RecordFileEnd;
+}
+
 /**
  * Reads and checks the header line (line 1).
- * @example parseRecordFileHeader('{"coregate":"records","format":1}').format // 1
+ * @example parseRecordFileHeader('{"coregate":"records","format":2}').format // 2
  */
 export function parseRecordFileHeader(text: string | undefined): RecordFileHeader {
   if (text === undefined) throw new RecordFileError(1, 'the file is empty; a records file starts with its header');
@@ -310,8 +364,12 @@ export function parseRecordFileHeader(text: string | undefined): RecordFileHeade
   const fail = (detail: string): never => {
     throw new RecordFileError(1, `header: ${detail}`);
   };
-  if (header.coregate !== 'records') fail('must be {"coregate":"records","format":1,…}, as coregate export writes it');
-  if (header.format !== RECORD_FILE_FORMAT) fail(`format ${String(header.format)} is not ${RECORD_FILE_FORMAT}`);
+  if (header.coregate !== 'records') {
+    fail(`must be {"coregate":"records","format":${RECORD_FILE_FORMAT},…}, as coregate export writes it`);
+  }
+  if (!READABLE_FORMATS.includes(header.format as number)) {
+    fail(`format ${String(header.format)} is not ${READABLE_FORMATS.join(' or ')}`);
+  }
   const { demoDataset, counts } = header;
   if (demoDataset !== undefined && demoDataset !== null) {
     const { seed, accounts } = demoDataset as Record<string, unknown>;
@@ -320,11 +378,9 @@ export function parseRecordFileHeader(text: string | undefined): RecordFileHeade
     }
   }
   if (counts !== undefined) {
-    if (typeof counts !== 'object' || counts === null) fail('counts must be an object of record counts');
-    for (const [name, count] of Object.entries(counts as object)) {
-      if (!LINE_TYPES.has(name)) fail(`counts names an unknown record type "${name}"`);
-      if (!isCount(count)) fail(`counts.${name} must be a non-negative integer`);
-    }
+    if (header.format !== 1) fail(`counts are in the end line from format ${RECORD_FILE_FORMAT} on`);
+    const problem = countsProblem(counts);
+    if (problem) fail(problem);
   }
   return header as unknown as RecordFileHeader;
 }

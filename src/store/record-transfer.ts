@@ -1,7 +1,7 @@
 /**
- * A store's records as a whole: `exportRecords` streams them from one snapshot as a records file
- * (record-file.ts), `replaceRecords` swaps them for others in one transaction (what `coregate import`,
- * `coregate reset` and `POST /admin/reset` do), and `importRecords` feeds it a records file.
+ * A store's records as a whole: `exportRecords` writes them as a records file (record-file.ts), read a page
+ * at a time, `replaceRecords` swaps them for others in one transaction (what `coregate import`, `coregate
+ * reset` and `POST /admin/reset` do), and `importRecords` feeds it a records file.
  */
 import { sql } from 'kysely';
 import { RECORDS, SHARE_RECORD_NAMES, recordDef, type RecordDef } from '../catalog/index.js';
@@ -15,6 +15,7 @@ import {
   decodeRecordLine,
   parseRecordFileHeader,
   recordLine,
+  type RecordFileEnd,
   type RecordFileHeader,
 } from './record-file.js';
 import { insertStatement, quoted, type Row } from './records.js';
@@ -49,8 +50,8 @@ const LOCK_ORDER: readonly string[] = [
 const LOCK_TIMEOUT = '10s';
 /** Rows per INSERT (one JSON parameter each). */
 const INSERT_ROWS = 1000;
-/** Rows per FETCH of the export's cursor. */
-const FETCH_ROWS = 1000;
+/** Rows per page of an export, each page one statement. */
+const PAGE_ROWS = 1000;
 
 /** The store holds records and the caller did not ask to replace them. */
 export class StoreNotEmptyError extends Error {
@@ -65,6 +66,16 @@ export class StoreBusyError extends Error {
   constructor(cause: unknown) {
     super(`The store's tables stayed in use for ${LOCK_TIMEOUT}; nothing was changed, try again`, { cause });
     this.name = 'StoreBusyError';
+  }
+}
+
+/** The store's records were replaced while an export read them: its file would mix two stores. */
+export class StoreReplacedError extends Error {
+  constructor() {
+    super(
+      "The store's records were replaced (an import or a reset) during the export; nothing complete was exported, export again",
+    );
+    this.name = 'StoreReplacedError';
   }
 }
 
@@ -187,50 +198,74 @@ export async function storeHoldsRecords(db: Db): Promise<boolean> {
 }
 
 /**
- * Writes every record of the store as a records file, line by line to `write` (awaited, so a slow
- * output holds the reading back): the header, then each record type in catalog order, each ordered by
- * its key, then the member secrets. One snapshot (repeatable read), read through a cursor: writes made
- * meanwhile are not in it, and no table is held in memory.
+ * Writes every record of the store as a records file, line by line to `write` (awaited, so a slow output
+ * holds the reading back): the header, then each record type in catalog order, each ordered by its key,
+ * then the member secrets, then the end line with the counts. Each type is read in pages by key, each page
+ * a statement of its own, so that no connection or transaction is held while `write` waits (the embedded
+ * database has one connection): each record is written once, as it was when its page was read, and one
+ * written meanwhile is in the file if its page was read after it (docs/decisions.md, "The line format, and
+ * an export read in pages"). A replacement of the records meanwhile fails the export (`StoreReplacedError`)
+ * before its end line.
  * @example await exportRecords(db, (line) => lines.push(line))
  */
 export async function exportRecords(db: Db, write: (line: string) => unknown): Promise<RecordCounts> {
-  return db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .execute(async (trx) => {
-      const counts: RecordCounts = {};
-      for (const record of DATA_RECORDS) {
-        const { rows } = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(record.table)}`.execute(
-          trx,
-        );
-        counts[record.name] = rows[0]?.n ?? 0;
-      }
-      const header: RecordFileHeader = {
-        coregate: 'records',
-        format: RECORD_FILE_FORMAT,
-        exportedAt: new Date().toISOString(),
-        demoDataset: (await demoDataset.get(trx)) ?? null,
-        counts,
-      };
-      await write(JSON.stringify(header));
-      for (const record of DATA_RECORDS) {
-        const columns = tableColumns(record).map(({ name, sqlType }) =>
-          sqlType === 'bytea' ? `encode(${quoted(name)}, 'hex') as ${quoted(name)}` : quoted(name),
-        );
-        await sql
-          .raw(
-            `declare record_export no scroll cursor for select ${columns.join(', ')} from ${record.table} order by ${record.primaryKey.map(quoted).join(', ')}`,
-          )
-          .execute(trx);
-        for (;;) {
-          const { rows } = await sql.raw<Row>(`fetch forward ${FETCH_ROWS} from record_export`).execute(trx);
-          for (const row of rows) await write(recordLine(record, row));
-          if (rows.length < FETCH_ROWS) break;
-        }
-        await sql.raw('close record_export').execute(trx);
-      }
-      return counts;
-    });
+  const storage = await recordStorage(db);
+  const header: RecordFileHeader = {
+    coregate: 'records',
+    format: RECORD_FILE_FORMAT,
+    exportedAt: new Date().toISOString(),
+    demoDataset: (await demoDataset.get(db)) ?? null,
+  };
+  await write(JSON.stringify(header));
+  const counts: RecordCounts = {};
+  for (const record of DATA_RECORDS) {
+    let count = 0;
+    for await (const row of rowsByKey(db, record)) {
+      await write(recordLine(record, row));
+      count += 1;
+    }
+    counts[record.name] = count;
+  }
+  if ((await recordStorage(db)) !== storage) throw new StoreReplacedError();
+  const end: RecordFileEnd = { coregate: 'end', counts };
+  await write(JSON.stringify(end));
+  return counts;
+}
+
+/**
+ * A record type's rows in key order (`bytea` columns as hex), read `PAGE_ROWS` at a time: each page starts
+ * after the last key of the one before, so a row is read once however the table changes between pages.
+ */
+async function* rowsByKey(db: Db, record: RecordDef): AsyncGenerator<Row> {
+  const columns = tableColumns(record).map(({ name, sqlType }) =>
+    sqlType === 'bytea' ? `encode(${quoted(name)}, 'hex') as ${quoted(name)}` : quoted(name),
+  );
+  const key = record.primaryKey.map(quoted).join(', ');
+  const select = `select ${columns.join(', ')} from ${quoted(record.table)}`;
+  const order = sql.raw(`order by ${key} limit ${PAGE_ROWS}`);
+  let after: unknown[] | undefined;
+  for (;;) {
+    const page = after
+      ? sql<Row>`${sql.raw(select)} where (${sql.raw(key)}) > (${sql.join(after)}) ${order}`
+      : sql<Row>`${sql.raw(select)} ${order}`;
+    const { rows } = await page.execute(db);
+    yield* rows;
+    if (rows.length < PAGE_ROWS) return;
+    const last = rows.at(-1)!;
+    after = record.primaryKey.map((column) => last[column]);
+  }
+}
+
+/**
+ * Where the record tables' rows are stored (each one's relfilenode), as one text. TRUNCATE gives a table new
+ * storage, and every replacement of the records (`replaceRecords`, `coregate seed --reset`) truncates them.
+ */
+async function recordStorage(db: Db): Promise<string> {
+  const nodes = DATA_RECORDS.map((record) => `pg_relation_filenode('${record.table}')`);
+  const { rows } = await sql
+    .raw<{ storage: string }>(`select concat_ws(',', ${nodes.join(', ')}) as storage`)
+    .execute(db);
+  return rows[0]!.storage;
 }
 
 export interface ImportOptions {
@@ -259,8 +294,9 @@ async function* numberedLines(lines: AsyncIterable<string> | Iterable<string>) {
 /**
  * Loads a records file (its lines, as `coregate export` wrote them) in one transaction: every line is
  * checked against the catalog as it is read, and the first bad one ends the import with a
- * `RecordFileError` naming its line and column; so does a file with fewer or more records than its
- * header counts. Nothing is applied unless everything is.
+ * `RecordFileError` naming its line and column; so does a file with fewer or more records than its end
+ * line (format 1: its header) counts, and a format 2 file without its end line (cut off). Nothing is
+ * applied unless everything is.
  * @example await importRecords(db, secrets, readline.createInterface({ input: createReadStream(file) }), { replace: false })
  */
 export async function importRecords(
@@ -273,28 +309,43 @@ export async function importRecords(
   const first = await numbered.next();
   const header = parseRecordFileHeader(first.done ? undefined : first.value.text);
   let lastLine = 1;
+  let end: RecordFileEnd | undefined;
   const counts = await replaceRecords(db, {
     replace: options.replace,
     demoDataset: header.demoDataset ?? undefined,
     fill: async (sink) => {
       let records = 0;
       for await (const { text, number } of numbered) {
-        const { record, row } = decodeRecordLine(text, number, secrets);
-        await sink.add(record, row, number);
-        records += 1;
+        if (end) throw new RecordFileError(number, `follows the end line (line ${lastLine}), which is the last`);
+        const decoded = decodeRecordLine(text, number, secrets);
         lastLine = number;
+        if ('coregate' in decoded) {
+          if (header.format === 1) throw new RecordFileError(number, 'a format 1 file has no end line');
+          end = decoded;
+          continue;
+        }
+        await sink.add(decoded.record, decoded.row, number);
+        records += 1;
         if (records % PROGRESS_EVERY === 0) options.onProgress?.(records);
       }
       options.onProgress?.(records);
     },
     verify: (counts) => {
-      for (const { name } of header.counts ? DATA_RECORDS : []) {
-        const announced = header.counts?.[name] ?? 0;
+      if (header.format !== 1 && !end) {
+        throw new RecordFileError(
+          lastLine,
+          'the file ends without its end line ({"coregate":"end",…}): it was cut off, or is not a whole export',
+        );
+      }
+      const announced = header.format === 1 ? header.counts : end?.counts;
+      const where = header.format === 1 ? 'its header' : 'its end line';
+      for (const { name } of announced ? DATA_RECORDS : []) {
+        const count = announced?.[name] ?? 0;
         const found = counts[name] ?? 0;
-        if (found !== announced) {
+        if (found !== count) {
           throw new RecordFileError(
             lastLine,
-            `the file holds ${found} ${name} records where its header counts ${announced}: it is incomplete or was edited`,
+            `the file holds ${found} ${name} records where ${where} counts ${count}: it is incomplete or was edited`,
           );
         }
       }

@@ -2217,7 +2217,7 @@ export interface paths {
         };
         /**
          * Read the audit trail: a page as JSON, or every event as NDJSON
-         * @description Filters: `from`/`to` (ISO times), `operation` (a name or a prefix ending in `*`), `account`, `status` (`403` or `4xx`), `token`. As `application/json` (the default): a page of `limit` events, oldest first, with `nextCursor` and `next` for the next page. With `Accept: application/x-ndjson`: every matching event, one JSON object per line, streamed as it is read.
+         * @description Filters: `from`/`to` (ISO times), `operation` (a name or a prefix ending in `*`), `account`, `status` (`403` or `4xx`), `token`. As `application/json` (the default): a page of `limit` events, oldest first, with `nextCursor` and `next` for the next page. With `Accept: application/x-ndjson`: every matching event, one JSON object per line, streamed a page at a time as the client reads. At most `COREGATE_EXPORT_CONCURRENCY` streamed exports (this and the other NDJSON one) run at once per process: another is refused with 429 `RATE_LIMITED` and `Retry-After`. A client that reads nothing for `COREGATE_EXPORT_STALL_MS` is cut off.
          */
         get: operations["readAudit"];
         put?: never;
@@ -2237,7 +2237,7 @@ export interface paths {
         };
         /**
          * Export every record as NDJSON, as `coregate export` writes it
-         * @description A header line with the count of each record type, then one line per record in catalog order, FM history included, then the member secrets: one snapshot, streamed as it is read. Protected values stay as stored (HMAC and ciphertext), readable only under this store’s secret.
+         * @description A header line, then one line per record in catalog order, FM history included, then the member secrets, then an end line with the count of each record type: a file without it was cut off. Each record type is read in pages by key as the client reads, each record once, as it was when its page was read; a replacement of the records meanwhile (an import, a reset) cuts the export off before its end line. Protected values stay as stored (HMAC and ciphertext), readable only under this store’s secret. At most `COREGATE_EXPORT_CONCURRENCY` streamed exports (this and the other NDJSON one) run at once per process: another is refused with 429 `RATE_LIMITED` and `Retry-After`. A client that reads nothing for `COREGATE_EXPORT_STALL_MS` is cut off.
          */
         get: operations["exportRecords"];
         put?: never;
