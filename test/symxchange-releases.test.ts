@@ -18,7 +18,7 @@ import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import soap from 'soap';
-import { FACTS_2020_00, releaseFacts } from '../src/catalog/symxchange/index.js';
+import { FACTS_2020_00, releaseFacts, type SymxServiceName } from '../src/catalog/symxchange/index.js';
 import { loadConfig } from '../src/config.js';
 import { readRelease } from '../src/symxchange/release-reader.js';
 import { createSymxCodec, type SymxCodec } from '../src/symxchange/codec.js';
@@ -28,6 +28,7 @@ import { demoRequest } from '../src/seed/demo-requests.js';
 import { demoExamples, type DemoExamples } from '../src/seed/examples.js';
 import { seedDatabase } from '../src/seed/load.js';
 import { adminCredentials, BACKENDS, createHarness, type Harness } from './support/harness.js';
+import { requestViolations } from './support/schema-check.js';
 import { CLI } from './support/serve-process.js';
 import { jsonOfSoapAnswer, withoutNulls } from './support/soap-client.js';
 
@@ -185,13 +186,41 @@ for (const backend of BACKENDS) {
       let gateway: Harness;
       let gateway30: Harness;
 
+      /** Every SOAP call the 2020.00 gateway sent, as it reached the core. */
+      const sent: { path: string; body: string }[] = [];
+      let recorder: Server;
+
       before(async () => {
-        gateway = await createHarness(backend, gatewaySettings(`${coreUrl}${RELEASE_PATH}`));
+        // A pass-through in front of the core that keeps what the gateway sends.
+        recorder = createServer((request, response) => {
+          const chunks: Buffer[] = [];
+          request.on('data', (chunk: Buffer) => chunks.push(chunk));
+          request.on('end', async () => {
+            const body = Buffer.concat(chunks).toString('utf8');
+            if (request.method === 'POST') sent.push({ path: request.url ?? '', body });
+            const answer = await fetch(`${coreUrl}${request.url}`, {
+              method: request.method,
+              headers: Object.fromEntries(
+                ['content-type', 'soapaction'].flatMap((name) =>
+                  request.headers[name] ? [[name, String(request.headers[name])]] : [],
+                ),
+              ),
+              ...(request.method === 'POST' ? { body } : {}),
+            });
+            response
+              .writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/xml' })
+              .end(await answer.text());
+          });
+        });
+        await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve));
+        const recorderUrl = `http://127.0.0.1:${(recorder.address() as { port: number }).port}`;
+        gateway = await createHarness(backend, gatewaySettings(`${recorderUrl}${RELEASE_PATH}`));
         gateway30 = await createHarness(backend, gatewaySettings(coreUrl));
       });
       after(async () => {
         await gateway?.close();
         await gateway30?.close();
+        await new Promise((resolve) => recorder?.close(resolve));
       });
 
       test('reads the release from the core’s WSDLs, and /ready names it', async () => {
@@ -272,6 +301,27 @@ for (const backend of BACKENDS) {
           /collateral: the core has no such service: its [0-9]+ operations answer 501 CORE_OPERATION_UNSUPPORTED/,
         );
         assert.match(stdout, /ShareName: only coregate has Headquarters \(null in answers\)/);
+      });
+
+      test('every request the gateway sent is valid against 2020.00’s schema, as its facts declare it', () => {
+        assert.ok(sent.length > 40, `${sent.length} requests`);
+        for (const { path, body } of sent) {
+          const service = path.split('/').pop() as SymxServiceName;
+          assert.deepEqual(requestViolations(FACTS_2020_00, service, body), [], `${path}: ${body.slice(0, 300)}`);
+        }
+        // The check can fail: 3.0's update, sent to a 2020.00 core, breaks it.
+        const update = operation('updateShareHoldByID', 'P2');
+        const as30 = createSymxCodec({ operations: CORE_OPERATIONS, schemas: SHARED_SCHEMAS }).encodeRequest(
+          update,
+          {
+            AccountNumber: '0000000001',
+            ShareId: '0001',
+            ShareHoldLocator: 1,
+            ShareHoldUpdatableFields: { Reference1: 'X' },
+          },
+          { messageId: 'm' },
+        );
+        assert.notDeepEqual(requestViolations(FACTS_2020_00, 'account', as30), []);
       });
 
       test('an operation 2020.00 lacks is 501 CORE_OPERATION_UNSUPPORTED, and the core is not called', async () => {
