@@ -1,8 +1,9 @@
 /**
  * A server facing clients without a token: what they send cannot grow its memory (the WSDL is one per
  * endpoint, never one per Host header), a call refused for its token, scope, size or media type loses its
- * connection as soon as it is answered, one client address holds at most its share of the connections, and
- * ordinary clients keep being served while one address opens 2,000 connections that never finish a body.
+ * connection as soon as it is answered, one client address holds at most its share of the connections,
+ * ordinary clients keep being served while one address opens 2,000 connections that never finish a body, and
+ * at the cap the addresses holding the most give way to a new one.
  * Each test talks to a real `coregate serve` process over real sockets (Linux routes all of 127.0.0.0/8 to
  * loopback, so `localAddress` gives each client an address of its own).
  */
@@ -277,6 +278,76 @@ describe('a server facing hostile clients', () => {
     assert.equal(JSON.parse(answer.body).code, 'VALIDATION_FAILED');
     assert.ok(answer.headers['x-request-id']);
     assert.equal(answer.headers['x-content-type-options'], 'nosniff');
+  });
+});
+
+describe('the connection cap, at its defaults, shared between addresses', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'coregate-edge-cap-'));
+  const ATTACKERS = Array.from({ length: 9 }, (_, i) => `127.0.1.${i + 1}`);
+  const NEWCOMER = '127.0.1.10';
+  /** COREGATE_MAX_CONNECTIONS_PER_ADDRESS's default: nine addresses holding it are more than the cap (2,000). */
+  const SHARE = 256;
+  let served: Served;
+  let base: URL;
+  let token: string;
+
+  before(async () => {
+    coregate(dataDir, 'admin-password', '--password', ADMIN_PASSWORD);
+    token = /cg_[A-Za-z0-9_-]+/.exec(coregate(dataDir, 'token', 'create', '--name', 'newcomer'))![0];
+    served = await serve({
+      args: ['--no-demo'],
+      env: { COREGATE_DATA_DIR: dataDir, DATABASE_URL: '', PORT: '0', LOG_LEVEL: 'warn' },
+    });
+    base = new URL(served.baseUrl);
+  });
+  after(async () => {
+    await stop(served.child);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('a client on a new address is served while nine addresses hold their share with connections that never finish a request', async () => {
+    let attacking = true;
+    const held = new Set<Socket>();
+    // Each slow connection sends part of a header block and then nothing; closed, it is opened again.
+    const hold = (from: string): void => {
+      if (!attacking) return;
+      const socket = connect({ host: base.hostname, port: Number(base.port), localAddress: from });
+      held.add(socket);
+      socket.on('error', () => undefined);
+      socket.once('connect', () => socket.write(`POST /gw/627/persistent/findby/findBySSN HTTP/1.1\r\nHost: x\r\n`));
+      socket.once('close', () => {
+        held.delete(socket);
+        setTimeout(() => hold(from), 100);
+      });
+    };
+    for (const from of ATTACKERS) for (let i = 0; i < SHARE; i += 1) hold(from);
+    await sleep(2_000);
+    const outcomes: (number | string)[] = [];
+    try {
+      for (let i = 0; i < 100; i += 1) {
+        const answer = await call(base, {
+          method: 'POST',
+          path: '/gw/627/persistent/findby/findBySSN',
+          from: NEWCOMER,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            Credentials: { AdministrativeCredentials: { Password: ADMIN_PASSWORD } },
+            SSN: '123456789',
+          }),
+        }).then(
+          (answer) => answer.status,
+          (error: NodeJS.ErrnoException) => error.code ?? 'error',
+        );
+        outcomes.push(answer);
+      }
+    } finally {
+      attacking = false;
+      for (const socket of held) socket.destroy();
+    }
+    const served200 = outcomes.filter((status) => status === 200).length;
+    assert.ok(served200 >= 99, `${served200} of 100 served: ${outcomes.filter((status) => status !== 200).join(', ')}`);
+    const metrics = await call(base, { path: '/metrics' });
+    assert.match(metrics.body, /^coregate_connection_evictions_total ([1-9][0-9]*)$/m);
   });
 });
 

@@ -39,7 +39,7 @@ import { registerOperationRoutes } from './operation-routes.js';
 import { registerSoapRoutes, soapEndpoints } from './soap-routes.js';
 import { createSymxCodec } from '../symxchange/codec.js';
 import { registerOpsRoutes } from './ops-routes.js';
-import { closeIfRefused, limitConnectionsPerAddress } from './connections.js';
+import { closeIfRefused, Connections } from './connections.js';
 import { lazySerializers, lazyValidators } from './lazy-compilers.js';
 import { Problem } from '../contract/problems.js';
 import { createCore, type Core } from '../core/index.js';
@@ -101,6 +101,14 @@ function answerHeaders(request: FastifyRequest, reply: FastifyReply): void {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, secrets, config } = options;
   checkCredentialPolicy(config.credentialPolicy);
+  const metrics = new ServiceMetrics({ db });
+  // No client address takes more than its share of the connections; at the cap the largest holders give way.
+  const connections = new Connections({
+    max: config.maxConnections,
+    perAddress: config.maxConnectionsPerAddress,
+    trustedProxies: config.trustedProxies,
+    onClosed: (reason) => metrics.connectionClosed(reason),
+  });
   const app = Fastify({
     // Errors reach the log without SQL text, parameters or record values (log-safety.ts).
     // …and, when spans are exported, with the trace id of the request they were written in (tracing.ts).
@@ -148,19 +156,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
 
+  // Connections that do not fit are closed as they arrive, so a flood of idle sockets cannot exhaust file descriptors.
+  connections.watch(app.server);
   // Each request's span, first, so that all the request does is inside it (tracing.ts; off, nothing is added).
   registerRequestTracing(app);
-
-  // Connections past the cap are closed as they arrive, so a flood of idle sockets cannot exhaust file descriptors.
-  app.server.maxConnections = config.maxConnections;
-
-  const metrics = new ServiceMetrics({ db });
-  // …and no client address takes more than its share of them.
-  limitConnectionsPerAddress(app.server, {
-    perAddress: config.maxConnectionsPerAddress,
-    trustedProxies: config.trustedProxies,
-    onRefused: () => metrics.connectionRefused(),
-  });
   const authenticator = new Authenticator(db, secrets, config, {
     jwt: options.jwt,
     onLockout: (credential, event) => metrics.lockout(credential, event),
