@@ -122,6 +122,11 @@ export function forbidden(detail = 'The credentials do not allow this operation'
   return new Problem(403, 'FORBIDDEN', detail);
 }
 
+/** 413: a body over its route's limit (`COREGATE_BODY_LIMIT`, or the records file's for an import). */
+export function payloadTooLarge(limitBytes: number): Problem {
+  return new Problem(413, 'PAYLOAD_TOO_LARGE', `The body exceeds the size limit of ${limitBytes} bytes`);
+}
+
 /** Seconds a client is told to wait when the database is unreachable: about how long a restart takes. */
 const DATABASE_RETRY_AFTER_SECONDS = 5;
 

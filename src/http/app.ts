@@ -39,7 +39,7 @@ import { registerOperationRoutes } from './operation-routes.js';
 import { registerSoapRoutes, soapEndpoints } from './soap-routes.js';
 import { createSymxCodec } from '../symxchange/codec.js';
 import { registerOpsRoutes } from './ops-routes.js';
-import { closeIfRefused, Connections } from './connections.js';
+import { closeIfRefused, Connections, registerBodyAdmission, screenRequests } from './connections.js';
 import { lazySerializers, lazyValidators } from './lazy-compilers.js';
 import { Problem } from '../contract/problems.js';
 import { createCore, type Core } from '../core/index.js';
@@ -158,7 +158,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // Connections that do not fit are closed as they arrive, so a flood of idle sockets cannot exhaust file descriptors.
   connections.watch(app.server);
-  // Each request's span, first, so that all the request does is inside it (tracing.ts; off, nothing is added).
+  screenRequests(app);
+  // Each request's span, first once it is served, so that all the request does is inside it (tracing.ts; off,
+  // nothing is added).
   registerRequestTracing(app);
   const authenticator = new Authenticator(db, secrets, config, {
     jwt: options.jwt,
@@ -199,6 +201,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   registerJsonBodyParser(app);
+  registerBodyAdmission(app);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';

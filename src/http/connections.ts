@@ -1,11 +1,17 @@
 /**
- * The server's connections: who may hold them (security/connection-share.ts decides, this keeps the sockets),
- * and a refused call's connection closed as soon as it is answered.
+ * The server's connections: who may hold them (security/connection-share.ts decides, this keeps the sockets);
+ * a body refused before it is sent (`registerBodyAdmission`); and a refused call's connection closed as soon as
+ * it is answered, after reading and dropping what of its body still arrives, so that the client reads its
+ * answer instead of a reset.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Socket } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { payloadTooLarge } from '../contract/problems.js';
 import { ConnectionShare, isRefusal, type ConnectionShareOptions } from '../security/connection-share.js';
+
+/** How long a connection closed while its request's body still arrives reads it: a few megabytes on a slow link. */
+const LINGER_MS = 10_000;
 
 /** Why a connection is closed as another arrives: it is the one arriving, or it makes room for it at the cap. */
 export type ConnectionClosing = 'refused' | 'evicted';
@@ -28,7 +34,7 @@ function beingAnswered({ socket, request, answer }: Connection): boolean {
 }
 
 /**
- * A server's connections: one that does not fit is closed as it arrives.
+ * A server's connections: one that does not fit is closed as it arrives; one closed after a refusal keeps its answer.
  * @example new Connections({ max: 2000, perAddress: 256, trustedProxies: [] }).watch(app.server)
  */
 export class Connections {
@@ -45,6 +51,7 @@ export class Connections {
       const connection: Connection = { socket };
       this.bySocket.set(socket, connection);
       socket.once('close', () => this.share.release(connection));
+      socket.destroySoon = () => closeAfterBody(connection);
       const closing = this.share.admit(connection, socket.remoteAddress ?? '');
       if (!closing) return;
       this.options.onClosed?.(closing === connection ? 'refused' : 'evicted');
@@ -57,6 +64,60 @@ export class Connections {
       connection.answer = answer;
     });
   }
+}
+
+/**
+ * Node closes a connection after an answer that ends it at once, unread bytes and all: a client still sending a
+ * body gets a reset, which on most stacks wipes the answer it has not read yet. While the body still arrives,
+ * the connection is half-closed instead (the answer and a FIN go out) and what the client sends is dropped until
+ * the body ends, the client closes its side or LINGER_MS pass: RFC 9112's "lingering close" (9.6).
+ */
+function closeAfterBody({ socket, request }: Connection): void {
+  if (!request || request.complete) {
+    Socket.prototype.destroySoon.call(socket);
+    return;
+  }
+  socket.end();
+  // Closed once the answer is out (Node's own close), or at the end of the time, whatever is left unsent.
+  const close = () => Socket.prototype.destroySoon.call(socket);
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  socket.once('close', () => clearTimeout(timer));
+  socket.once('end', close);
+  request.once('end', close);
+  // Dropped as it arrives, also where a body parser stopped at the limit and left it paused.
+  request.resume();
+}
+
+/**
+ * Requests not served, before anything is done for them: one sent after an answer that closed its connection
+ * (its answer could not be sent; a hijacked reply runs no further hook).
+ */
+export function screenRequests(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.raw.socket.writableEnded) reply.hijack();
+    done();
+  });
+}
+
+/**
+ * A declared `Content-Length` over the route's `bodyLimit` is a 413 before a byte of the body is read, and a
+ * client waiting on `Expect: 100-continue` is asked for its body only once its call is admitted (token, rate
+ * limit, scope, media type, size): a refused one gets its answer instead and never sends the body.
+ * @example registerBodyAdmission(app) // before the routes
+ */
+export function registerBodyAdmission(app: FastifyInstance): void {
+  const awaitingContinue = new WeakSet<IncomingMessage>();
+  // With a listener here, Node leaves the "100 Continue" to the server; without, it sends it before any check.
+  app.server.on('checkContinue', (request: IncomingMessage, answer: ServerResponse) => {
+    awaitingContinue.add(request);
+    app.server.emit('request', request, answer);
+  });
+  app.addHook('preParsing', (request, reply, _payload, done) => {
+    const limit = request.routeOptions.bodyLimit;
+    if (Number(request.headers['content-length']) > limit) return done(payloadTooLarge(limit));
+    if (awaitingContinue.delete(request.raw)) reply.raw.writeContinue();
+    done();
+  });
 }
 
 /** A refused call (`isRefusal`) is answered with `Connection: close`: the server closes it once the answer is out. */

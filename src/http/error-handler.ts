@@ -7,6 +7,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isConnectionFailure } from '../database/database.js';
 import {
   databaseUnavailable,
+  payloadTooLarge,
   Problem,
   problemBody,
   validationFailed,
@@ -71,7 +72,7 @@ function unsupportedMediaType(request: FastifyRequest): Problem {
 
 const FASTIFY_CODES: Record<string, (request: FastifyRequest) => Problem> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: unsupportedMediaType,
-  FST_ERR_CTP_BODY_TOO_LARGE: () => new Problem(413, 'PAYLOAD_TOO_LARGE', 'The body exceeds the size limit'),
+  FST_ERR_CTP_BODY_TOO_LARGE: (request) => payloadTooLarge(request.routeOptions.bodyLimit),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
     new Problem(400, 'MALFORMED_JSON', 'The body length does not match Content-Length'),
 };
