@@ -2,9 +2,10 @@
  * A server facing clients without a token: what they send cannot grow its memory (the WSDL is one per
  * endpoint, never one per Host header), a call refused for its token, scope, size or media type loses its
  * connection as soon as it is answered (and a body over the limit gets its 413 first, however it is sent), a
- * body declared too large is refused before it is sent, one client address holds at most its share of the
- * connections, ordinary clients keep being served while one address opens 2,000 connections that never finish
- * a body, and at the cap the addresses holding the most give way to a new one.
+ * body declared too large is refused before it is sent, what the HTTP parser cannot read is a problem like
+ * any other answer, one client address holds at most its share of the connections, ordinary clients keep
+ * being served while one address opens 2,000 connections that never finish a body, and at the cap the
+ * addresses holding the most give way to a new one.
  * Each test talks to a real `coregate serve` process over real sockets (Linux routes all of 127.0.0.0/8 to
  * loopback, so `localAddress` gives each client an address of its own).
  */
@@ -449,6 +450,71 @@ describe('a server facing hostile clients', () => {
       const answer = parseAnswer(await client.until(/"MessageId"/));
       client.socket.destroy();
       assert.equal(answer.status, 200, answer.body);
+    });
+  });
+
+  describe('what the HTTP parser cannot read is a problem like any other answer', () => {
+    const unreadable: { name: string; request: string; status: number; code: string }[] = [
+      {
+        name: 'a header block over 16 KiB',
+        request: `GET /health HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`,
+        status: 431,
+        code: 'HEADERS_TOO_LARGE',
+      },
+      {
+        name: 'a malformed header line',
+        request: 'GET /health HTTP/1.1\r\nHost: x\r\nno colon in this line\r\n\r\n',
+        status: 400,
+        code: 'MALFORMED_REQUEST',
+      },
+      {
+        name: 'a request line that is not HTTP',
+        request: 'HELLO THERE\r\n\r\n',
+        status: 400,
+        code: 'MALFORMED_REQUEST',
+      },
+      {
+        name: 'a broken chunked body',
+        request:
+          `POST ${findBySSN} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+          'Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n',
+        status: 400,
+        code: 'MALFORMED_REQUEST',
+      },
+      {
+        name: 'an HTTP/1.1 request without Host',
+        request: 'GET /health HTTP/1.1\r\n\r\n',
+        status: 400,
+        code: 'MALFORMED_REQUEST',
+      },
+    ];
+    for (const { name, request, status, code } of unreadable) {
+      test(`${name} is a problem+json ${status} ${code}`, async () => {
+        const client = await dialogue(base);
+        client.socket.write(request);
+        const answer = parseAnswer(await client.until(/\}$/));
+        client.socket.destroy();
+        assert.equal(answer.status, status, answer.body);
+        assert.equal(answer.headers['content-type'], 'application/problem+json; charset=utf-8');
+        assert.equal(answer.headers['x-content-type-options'], 'nosniff');
+        const problem = JSON.parse(answer.body) as { code: string; status: number; detail: string };
+        assert.equal(problem.code, code);
+        assert.equal(problem.status, status);
+        assert.ok(problem.detail);
+      });
+    }
+
+    test('a broken chunked body on the SOAP face is a Fault carrying MALFORMED_REQUEST', async () => {
+      const client = await dialogue(base);
+      client.socket.write(
+        `POST /SymXchange/findby HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml\r\n` +
+          'Transfer-Encoding: chunked\r\n\r\nzz\r\n<a/>\r\n',
+      );
+      const answer = parseAnswer(await client.until(/<\/soapenv:Envelope>/));
+      client.socket.destroy();
+      assert.equal(answer.status, 500, answer.body);
+      assert.equal(answer.headers['content-type'], 'text/xml; charset=utf-8');
+      assert.match(answer.body, /<faultcode>soapenv:Client<\/faultcode>.*<code>MALFORMED_REQUEST<\/code>/);
     });
   });
 

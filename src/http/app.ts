@@ -40,6 +40,7 @@ import { registerSoapRoutes, soapEndpoints } from './soap-routes.js';
 import { createSymxCodec } from '../symxchange/codec.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { closeIfRefused, Connections, registerBodyAdmission, screenRequests } from './connections.js';
+import { clientErrorHandler } from './client-errors.js';
 import { lazySerializers, lazyValidators } from './lazy-compilers.js';
 import { Problem } from '../contract/problems.js';
 import { createCore, type Core } from '../core/index.js';
@@ -124,7 +125,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     http: {
       headersTimeout: Math.min(config.headersTimeoutMs, config.requestTimeoutMs),
       connectionsCheckingInterval: CONNECTION_CHECK_MS,
+      // An HTTP/1.1 request without Host is a problem like any bad request (screenRequests), not Node's empty 400.
+      requireHostHeader: false,
     },
+    // What Node's parser cannot read (431, a malformed header or body, a missed deadline) is a problem too.
+    clientErrorHandler: clientErrorHandler(connections, {
+      ...SECURITY_HEADERS,
+      'content-security-policy': API_CONTENT_POLICY,
+    }),
     // A load balancer named in COREGATE_TRUSTED_PROXIES tells the client's address (X-Forwarded-For); any
     // other sender of that header is not believed.
     ...(config.trustedProxies.length > 0 ? { trustProxy: [...config.trustedProxies] } : {}),

@@ -7,7 +7,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { payloadTooLarge } from '../contract/problems.js';
+import { malformedRequest, payloadTooLarge } from '../contract/problems.js';
 import { ConnectionShare, isRefusal, type ConnectionShareOptions } from '../security/connection-share.js';
 
 /** How long a connection closed while its request's body still arrives reads it: a few megabytes on a slow link. */
@@ -64,6 +64,12 @@ export class Connections {
       connection.answer = answer;
     });
   }
+
+  /** A connection with a request being read or answered; none between two requests. */
+  inFlight(socket: Socket): Connection | undefined {
+    const connection = this.bySocket.get(socket);
+    return connection?.answer?.writableFinished === false ? connection : undefined;
+  }
 }
 
 /**
@@ -90,11 +96,14 @@ function closeAfterBody({ socket, request }: Connection): void {
 
 /**
  * Requests not served, before anything is done for them: one sent after an answer that closed its connection
- * (its answer could not be sent; a hijacked reply runs no further hook).
+ * (its answer could not be sent; a hijacked reply runs no further hook), and an HTTP/1.1 one without Host
+ * (RFC 9112, 3.2: a 400 like any bad request, not Node's empty one; `requireHostHeader` is off).
  */
 export function screenRequests(app: FastifyInstance): void {
   app.addHook('onRequest', (request, reply, done) => {
     if (request.raw.socket.writableEnded) reply.hijack();
+    else if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
+      return done(malformedRequest('An HTTP/1.1 request needs a Host header'));
     done();
   });
 }

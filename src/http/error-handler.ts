@@ -10,6 +10,7 @@ import {
   payloadTooLarge,
   Problem,
   problemBody,
+  requestTimedOut,
   validationFailed,
   type PropertyError,
 } from '../contract/problems.js';
@@ -83,9 +84,7 @@ function toProblem(error: FastifyError, request: FastifyRequest): Problem | unde
   if (error.validation) return validationFailed(propertyErrors(error.validation as AjvError[]));
   const known = error.code ? FASTIFY_CODES[error.code] : undefined;
   if (known) return known(request);
-  if (error.statusCode === 408 || error.code === 'FST_ERR_REQUEST_TIMEOUT') {
-    return new Problem(408, 'UNAVAILABLE', 'The request took too long');
-  }
+  if (error.statusCode === 408 || error.code === 'FST_ERR_REQUEST_TIMEOUT') return requestTimedOut();
   return undefined;
 }
 

@@ -36,7 +36,7 @@ export interface SoapEndpoint extends Endpoint {
 }
 
 const SERVICES: readonly SymxServiceName[] = ['findby', 'corptransfer', 'account', 'collateral'];
-const SOAP_CONTENT_TYPE = 'text/xml; charset=utf-8';
+export const SOAP_CONTENT_TYPE = 'text/xml; charset=utf-8';
 
 /**
  * The endpoints: `/SymXchange/<service>` for the persistent family, `/SymXchange/2022.01/<service>` for the
