@@ -99,7 +99,10 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** An idle keep-alive connection is closed after this time. */
   readonly keepAliveTimeoutMs: number;
-  /** Open client connections at most per process; further connections are closed at once. */
+  /**
+   * Open client connections at most per process; past it, a new connection takes the place of an idle or
+   * unfinished one of the address holding the most, or is closed at once when its own address holds the most.
+   */
   readonly maxConnections: number;
   /**
    * Open connections at most from one client address (an IPv6 client by its /64), so that one client cannot

@@ -1,6 +1,7 @@
 /**
  * Slow and stuck clients cannot hold the server: the header block and the whole request each have a
- * deadline, idle keep-alive connections are closed, connections past the cap are refused, and SIGTERM
+ * deadline (a request cut off at it is answered with a problem), idle keep-alive connections are closed,
+ * connections past the cap are refused, and SIGTERM
  * ends the process within its grace period whatever the clients do, after finishing requests in flight.
  */
 import assert from 'node:assert/strict';
@@ -79,6 +80,20 @@ describe('slow clients on a listening server', () => {
     const closedAfter = await client.closed();
     assert.ok(closedAfter < limits.requestTimeoutMs + CHECK_SLACK_MS, `closed after ${Math.round(closedAfter)} ms`);
     assert.doesNotMatch(client.received(), /HTTP\/1.1 200/);
+  });
+
+  test('a request cut off at its deadline is answered with a 408 problem', async () => {
+    const client = await open(port);
+    client.socket.write(
+      `POST /gw/627/persistent/findby/findBySSN HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.token}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 400\r\n\r\n',
+    );
+    void drip(client.socket, '{"SSN":"' + '1'.repeat(390), 300);
+    await client.closed();
+    const [head = '', body = ''] = client.received().split('\r\n\r\n');
+    assert.match(head, /^HTTP\/1.1 408 /);
+    assert.match(head, /\r\ncontent-type: application\/problem\+json/i);
+    assert.equal((JSON.parse(body) as { code: string }).code, 'UNAVAILABLE');
   });
 
   test('an idle keep-alive connection is closed after the keep-alive timeout', async () => {

@@ -7,6 +7,8 @@ import { Type, type Static } from 'typebox';
 export type ProblemCode =
   | 'VALIDATION_FAILED'
   | 'MALFORMED_JSON'
+  | 'MALFORMED_REQUEST'
+  | 'HEADERS_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'PAYLOAD_TOO_LARGE'
   | 'UNAUTHENTICATED'
@@ -44,6 +46,8 @@ export interface PropertyError {
 const TITLES: Record<ProblemCode, string> = {
   VALIDATION_FAILED: 'The request is not valid',
   MALFORMED_JSON: 'The body is not valid JSON',
+  MALFORMED_REQUEST: 'The request is not valid HTTP',
+  HEADERS_TOO_LARGE: 'The request headers are too large',
   UNSUPPORTED_MEDIA_TYPE: 'The body must be application/json',
   PAYLOAD_TOO_LARGE: 'The body is too large',
   UNAUTHENTICATED: 'Authentication required',
@@ -122,6 +126,26 @@ export function unauthenticated(detail = 'A valid bearer token is required'): Pr
 
 export function forbidden(detail = 'The credentials do not allow this operation'): Problem {
   return new Problem(403, 'FORBIDDEN', detail);
+}
+
+/** 413: a body over its route's limit (`COREGATE_BODY_LIMIT`, or the records file's for an import). */
+export function payloadTooLarge(limitBytes: number): Problem {
+  return new Problem(413, 'PAYLOAD_TOO_LARGE', `The body exceeds the size limit of ${limitBytes} bytes`);
+}
+
+/** 400: what came is not an HTTP request (a bad request line, header or chunked body; no Host). */
+export function malformedRequest(detail: string): Problem {
+  return new Problem(400, 'MALFORMED_REQUEST', detail);
+}
+
+/** 431: the request line and headers are longer than Node reads (`http.maxHeaderSize`). */
+export function headersTooLarge(maxBytes: number): Problem {
+  return new Problem(431, 'HEADERS_TOO_LARGE', `The request line and headers exceed ${maxBytes} bytes`);
+}
+
+/** 408: the request did not arrive whole within its deadline (`COREGATE_REQUEST_TIMEOUT_MS`). */
+export function requestTimedOut(): Problem {
+  return new Problem(408, 'UNAVAILABLE', 'The request took too long');
 }
 
 /**

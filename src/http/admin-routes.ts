@@ -8,7 +8,7 @@
  * messages are contract/admin.ts.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import {
@@ -136,6 +136,8 @@ interface AdminRoute {
   readonly storeOnly?: boolean;
   readonly optionalBody?: boolean;
   readonly ndjsonBody?: boolean;
+  /** The largest body, when it is not `COREGATE_BODY_LIMIT` (a declared longer one is a 413 before it is sent). */
+  readonly bodyLimit?: number;
   readonly problems?: Problems;
   readonly schema: Pick<FastifySchema, 'body' | 'querystring' | 'params'> & {
     readonly response: FastifySchema['response'];
@@ -153,6 +155,9 @@ const merge = (...all: Problems[]): Problems => {
 };
 
 const strictEmpty = Type.Object({}, { additionalProperties: false });
+
+/** A Content-Type without its parameters, in lower case: `application/x-ndjson; charset=utf-8` → `application/x-ndjson`. */
+const mediaType = (contentType: string | undefined) => (contentType ?? '').split(';')[0]!.trim().toLowerCase();
 
 export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOptions): void {
   const { db, secrets, config, authenticator, limiter, core, audit, demoCredentials: demo = {} } = options;
@@ -355,6 +360,7 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOp
         'is refused with 409 `STORE_NOT_EMPTY` unless `replace=true`. At most `COREGATE_IMPORT_LIMIT_MB`.',
       storeOnly: true,
       ndjsonBody: true,
+      bodyLimit: config.importLimitBytes,
       problems: merge(STORE_ONLY, {
         400: ['VALIDATION_FAILED', 'INVALID_RECORD_FILE'],
         409: ['STORE_NOT_EMPTY'],
@@ -364,10 +370,7 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOp
       schema: { querystring: ImportQuery, response: { 200: Imported } },
       handler: async (request) => {
         request.auditTarget = 'store';
-        if (!(request.body instanceof Readable)) {
-          throw new Problem(415, 'UNSUPPORTED_MEDIA_TYPE', `Send the records file as ${NDJSON}`);
-        }
-        const spooled = await spoolBody(request.body, config.importLimitBytes);
+        const spooled = await spoolBody(request.body as Readable, config.importLimitBytes);
         try {
           const tooLong = (line: number) => new RecordFileError(line, `is longer than ${MAX_RECORD_LINE_BYTES} bytes`);
           const lines = fileLines(spooled.file, MAX_RECORD_LINE_BYTES, tooLong);
@@ -431,6 +434,10 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOp
         'STORE_ONLY',
         `${request.method} ${request.routeOptions.url} reads or changes coregate's own store; in gateway mode the core holds the records and verifies the credentials`,
       );
+    }
+    // Any other body would be parsed whole, up to the records file's limit: it is refused before it is read.
+    if (route.ndjsonBody && mediaType(request.headers['content-type']) !== NDJSON) {
+      throw new Problem(415, 'UNSUPPORTED_MEDIA_TYPE', `Send the records file as ${NDJSON}`);
     }
   };
 
@@ -532,6 +539,7 @@ function routeOptions(route: AdminRoute): RouteOptions {
   return {
     method: route.method,
     url: route.url,
+    ...(route.bodyLimit ? { bodyLimit: route.bodyLimit } : {}),
     schema,
     config: {
       admin: {

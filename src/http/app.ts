@@ -40,7 +40,8 @@ import { registerSoapRoutes, soapEndpoints } from './soap-routes.js';
 import { createSymxCodec } from '../symxchange/codec.js';
 import { KNOWN_FACTS } from '../catalog/symxchange/index.js';
 import { registerOpsRoutes } from './ops-routes.js';
-import { closeIfRefused, limitConnectionsPerAddress } from './connections.js';
+import { closeIfRefused, Connections, registerBodyAdmission, screenRequests } from './connections.js';
+import { clientErrorHandler } from './client-errors.js';
 import { lazySerializers, lazyValidators } from './lazy-compilers.js';
 import { Problem } from '../contract/problems.js';
 import { createCore, type Core } from '../core/index.js';
@@ -105,6 +106,14 @@ function answerHeaders(request: FastifyRequest, reply: FastifyReply): void {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { db, secrets, config } = options;
   checkCredentialPolicy(config.credentialPolicy);
+  const metrics = new ServiceMetrics({ db });
+  // No client address takes more than its share of the connections; at the cap the largest holders give way.
+  const connections = new Connections({
+    max: config.maxConnections,
+    perAddress: config.maxConnectionsPerAddress,
+    trustedProxies: config.trustedProxies,
+    onClosed: (reason) => metrics.connectionClosed(reason),
+  });
   const app = Fastify({
     // Errors reach the log without SQL text, parameters or record values (log-safety.ts).
     // …and, when spans are exported, with the trace id of the request they were written in (tracing.ts).
@@ -120,7 +129,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     http: {
       headersTimeout: Math.min(config.headersTimeoutMs, config.requestTimeoutMs),
       connectionsCheckingInterval: CONNECTION_CHECK_MS,
+      // An HTTP/1.1 request without Host is a problem like any bad request (screenRequests), not Node's empty 400.
+      requireHostHeader: false,
     },
+    // What Node's parser cannot read (431, a malformed header or body, a missed deadline) is a problem too.
+    clientErrorHandler: clientErrorHandler(connections, {
+      ...SECURITY_HEADERS,
+      'content-security-policy': API_CONTENT_POLICY,
+    }),
     // A load balancer named in COREGATE_TRUSTED_PROXIES tells the client's address (X-Forwarded-For); any
     // other sender of that header is not believed.
     ...(config.trustedProxies.length > 0 ? { trustProxy: [...config.trustedProxies] } : {}),
@@ -152,19 +168,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
 
-  // Each request's span, first, so that all the request does is inside it (tracing.ts; off, nothing is added).
+  // Connections that do not fit are closed as they arrive, so a flood of idle sockets cannot exhaust file descriptors.
+  connections.watch(app.server);
+  screenRequests(app);
+  // Each request's span, first once it is served, so that all the request does is inside it (tracing.ts; off,
+  // nothing is added).
   registerRequestTracing(app);
-
-  // Connections past the cap are closed as they arrive, so a flood of idle sockets cannot exhaust file descriptors.
-  app.server.maxConnections = config.maxConnections;
-
-  const metrics = new ServiceMetrics({ db });
-  // …and no client address takes more than its share of them.
-  limitConnectionsPerAddress(app.server, {
-    perAddress: config.maxConnectionsPerAddress,
-    trustedProxies: config.trustedProxies,
-    onRefused: () => metrics.connectionRefused(),
-  });
   const authenticator = new Authenticator(db, secrets, config, {
     jwt: options.jwt,
     onLockout: (credential, event) => metrics.lockout(credential, event),
@@ -204,6 +213,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   registerJsonBodyParser(app);
+  registerBodyAdmission(app);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';

@@ -1,87 +1,135 @@
 /**
- * Who may hold the server's connections. The process takes at most `COREGATE_MAX_CONNECTIONS`; so that one
- * client cannot hold all of them (slow bodies, idle sockets, a loop of refused calls), each client address
- * holds at most `COREGATE_MAX_CONNECTIONS_PER_ADDRESS` (counted as lockouts count a caller: an IPv6 client
- * by its /64, which one host usually has whole), and a call that is refused closes its connection as soon as it is answered.
+ * The server's connections: who may hold them (security/connection-share.ts decides, this keeps the sockets);
+ * a body refused before it is sent (`registerBodyAdmission`); and a refused call's connection closed as soon as
+ * it is answered, after reading and dropping what of its body still arrives, so that the client reads its
+ * answer instead of a reset.
  */
-import type { Server } from 'node:http';
-import { BlockList, isIPv4, isIPv6, type Socket } from 'node:net';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { callerAddress } from '../security/authenticator.js';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { malformedRequest, payloadTooLarge } from '../contract/problems.js';
+import { ConnectionShare, isRefusal, type ConnectionShareOptions } from '../security/connection-share.js';
 
-/** Statuses of a call refused before any work: its client gets no further use of the connection. */
-const REFUSED_STATUSES: ReadonlySet<number> = new Set([401, 403, 413, 415, 429]);
-/** The same refusals on the SOAP face, where a Fault is an HTTP 500 and the problem code tells them apart. */
-const REFUSED_CODES: ReadonlySet<string> = new Set([
-  'UNAUTHENTICATED',
-  'FORBIDDEN',
-  'PAYLOAD_TOO_LARGE',
-  'UNSUPPORTED_MEDIA_TYPE',
-  'RATE_LIMITED',
-]);
+/** How long a connection closed while its request's body still arrives reads it: a few megabytes on a slow link. */
+const LINGER_MS = 10_000;
 
-/** A list of addresses and CIDR ranges (`10.0.0.5`, `10.1.0.0/16`, `fd00::/8`), or undefined when empty. */
-function addressList(entries: readonly string[]): BlockList | undefined {
-  if (entries.length === 0) return undefined;
-  const list = new BlockList();
-  for (const entry of entries) {
-    const [address = '', prefix] = entry.split('/');
-    const type = isIPv6(address) ? 'ipv6' : 'ipv4';
-    if (prefix === undefined) list.addAddress(address, type);
-    else list.addSubnet(address, Number(prefix), type);
-  }
-  return list;
+/** Why a connection is closed as another arrives: it is the one arriving, or it makes room for it at the cap. */
+export type ConnectionClosing = 'refused' | 'evicted';
+
+export interface ConnectionLimitOptions extends ConnectionShareOptions {
+  /** Told of each connection closed as another arrives, for the metrics. */
+  readonly onClosed?: (reason: ConnectionClosing) => void;
 }
 
-function inList(list: BlockList, address: string): boolean {
-  const plain = /^::ffff:([0-9.]+)$/i.exec(address)?.[1] ?? address;
-  return list.check(plain, isIPv4(plain) ? 'ipv4' : 'ipv6');
+/** An open connection and the last request read on it, with its answer. */
+export interface Connection {
+  readonly socket: Socket;
+  request?: IncomingMessage;
+  answer?: ServerResponse;
 }
 
-export interface ConnectionLimitOptions {
-  /** Open connections at most per client address; 0 for no limit. */
-  readonly perAddress: number;
-  /** Proxies whose connections are not limited (they carry many clients). */
-  readonly trustedProxies: readonly string[];
-  /** Told of each connection closed for its address's limit (the metric). */
-  readonly onRefused?: () => void;
+/** A whole request in hand whose answer is not finished (idle, unfinished and closing connections are not). */
+function beingAnswered({ socket, request, answer }: Connection): boolean {
+  return !socket.writableEnded && !!request?.complete && answer?.writableFinished === false;
 }
 
 /**
- * Counts each client address's open connections and closes, as it arrives, one past the limit. The map
- * holds only addresses with an open connection, so it is bounded by the server's own connection cap.
- * @example limitConnectionsPerAddress(app.server, { perAddress: 256, trustedProxies: [] })
+ * A server's connections: one that does not fit is closed as it arrives; one closed after a refusal keeps its answer.
+ * @example new Connections({ max: 2000, perAddress: 256, trustedProxies: [] }).watch(app.server)
  */
-export function limitConnectionsPerAddress(server: Server, options: ConnectionLimitOptions): void {
-  if (options.perAddress === 0) return;
-  const trusted = addressList(options.trustedProxies);
-  const open = new Map<string, number>();
-  server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress;
-    if (address === undefined) return;
-    if (trusted && inList(trusted, address)) return;
-    const key = callerAddress(address);
-    const count = (open.get(key) ?? 0) + 1;
-    if (count > options.perAddress) {
-      options.onRefused?.();
-      socket.destroy();
-      return;
-    }
-    open.set(key, count);
-    socket.once('close', () => {
-      const left = (open.get(key) ?? 1) - 1;
-      if (left === 0) open.delete(key);
-      else open.set(key, left);
+export class Connections {
+  private readonly share: ConnectionShare<Connection>;
+  private readonly bySocket = new WeakMap<Socket, Connection>();
+
+  constructor(private readonly options: ConnectionLimitOptions) {
+    this.share = new ConnectionShare(options, beingAnswered);
+  }
+
+  /** Keeps the server's connections from now on. */
+  watch(server: Server): void {
+    server.on('connection', (socket: Socket) => {
+      const connection: Connection = { socket };
+      this.bySocket.set(socket, connection);
+      socket.once('close', () => this.share.release(connection));
+      socket.destroySoon = () => closeAfterBody(connection);
+      const closing = this.share.admit(connection, socket.remoteAddress ?? '');
+      if (!closing) return;
+      this.options.onClosed?.(closing === connection ? 'refused' : 'evicted');
+      closing.socket.destroy();
     });
+    server.on('request', (request: IncomingMessage, answer: ServerResponse) => {
+      const connection = this.bySocket.get(request.socket);
+      if (!connection) return;
+      connection.request = request;
+      connection.answer = answer;
+    });
+  }
+
+  /** A connection with a request being read or answered; none between two requests. */
+  inFlight(socket: Socket): Connection | undefined {
+    const connection = this.bySocket.get(socket);
+    return connection?.answer?.writableFinished === false ? connection : undefined;
+  }
+}
+
+/**
+ * Node closes a connection after an answer that ends it at once, unread bytes and all: a client still sending a
+ * body gets a reset, which on most stacks wipes the answer it has not read yet. While the body still arrives,
+ * the connection is half-closed instead (the answer and a FIN go out) and what the client sends is dropped until
+ * the body ends, the client closes its side or LINGER_MS pass: RFC 9112's "lingering close" (9.6).
+ */
+function closeAfterBody({ socket, request }: Connection): void {
+  if (!request || request.complete) {
+    Socket.prototype.destroySoon.call(socket);
+    return;
+  }
+  socket.end();
+  // Closed once the answer is out (Node's own close), or at the end of the time, whatever is left unsent.
+  const close = () => Socket.prototype.destroySoon.call(socket);
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  socket.once('close', () => clearTimeout(timer));
+  socket.once('end', close);
+  request.once('end', close);
+  // Dropped as it arrives, also where a body parser stopped at the limit and left it paused.
+  request.resume();
+}
+
+/**
+ * Requests not served, before anything is done for them: one sent after an answer that closed its connection
+ * (its answer could not be sent; a hijacked reply runs no further hook), and an HTTP/1.1 one without Host
+ * (RFC 9112, 3.2: a 400 like any bad request, not Node's empty one; `requireHostHeader` is off).
+ */
+export function screenRequests(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.raw.socket.writableEnded) reply.hijack();
+    else if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
+      return done(malformedRequest('An HTTP/1.1 request needs a Host header'));
+    done();
   });
 }
 
 /**
- * A refused call (401, 403, 413, 415, 429, or the same problems as SOAP Faults) is answered with
- * `Connection: close`: the server closes the connection once the answer is out, instead of keeping it for
- * a body it will not read or a next call from a client it has just refused.
+ * A declared `Content-Length` over the route's `bodyLimit` is a 413 before a byte of the body is read, and a
+ * client waiting on `Expect: 100-continue` is asked for its body only once its call is admitted (token, rate
+ * limit, scope, media type, size): a refused one gets its answer instead and never sends the body.
+ * @example registerBodyAdmission(app) // before the routes
  */
+export function registerBodyAdmission(app: FastifyInstance): void {
+  const awaitingContinue = new WeakSet<IncomingMessage>();
+  // With a listener here, Node leaves the "100 Continue" to the server; without, it sends it before any check.
+  app.server.on('checkContinue', (request: IncomingMessage, answer: ServerResponse) => {
+    awaitingContinue.add(request);
+    app.server.emit('request', request, answer);
+  });
+  app.addHook('preParsing', (request, reply, _payload, done) => {
+    const limit = request.routeOptions.bodyLimit;
+    if (Number(request.headers['content-length']) > limit) return done(payloadTooLarge(limit));
+    if (awaitingContinue.delete(request.raw)) reply.raw.writeContinue();
+    done();
+  });
+}
+
+/** A refused call (`isRefusal`) is answered with `Connection: close`: the server closes it once the answer is out. */
 export function closeIfRefused(request: FastifyRequest, reply: FastifyReply): void {
-  if (REFUSED_STATUSES.has(reply.statusCode) || (request.problemCode && REFUSED_CODES.has(request.problemCode)))
-    reply.header('connection', 'close');
+  if (isRefusal(reply.statusCode, request.problemCode)) reply.header('connection', 'close');
 }

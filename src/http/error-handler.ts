@@ -8,8 +8,10 @@ import { DatabaseBusyError, isConnectionFailure } from '../database/database.js'
 import {
   databaseBusy,
   databaseUnavailable,
+  payloadTooLarge,
   Problem,
   problemBody,
+  requestTimedOut,
   validationFailed,
   type PropertyError,
 } from '../contract/problems.js';
@@ -80,7 +82,7 @@ export function databaseProblem(error: unknown): Problem {
 
 const FASTIFY_CODES: Record<string, (request: FastifyRequest) => Problem> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: unsupportedMediaType,
-  FST_ERR_CTP_BODY_TOO_LARGE: () => new Problem(413, 'PAYLOAD_TOO_LARGE', 'The body exceeds the size limit'),
+  FST_ERR_CTP_BODY_TOO_LARGE: (request) => payloadTooLarge(request.routeOptions.bodyLimit),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
     new Problem(400, 'MALFORMED_JSON', 'The body length does not match Content-Length'),
 };
@@ -91,9 +93,7 @@ function toProblem(error: FastifyError, request: FastifyRequest): Problem | unde
   if (error.validation) return validationFailed(propertyErrors(error.validation as AjvError[]));
   const known = error.code ? FASTIFY_CODES[error.code] : undefined;
   if (known) return known(request);
-  if (error.statusCode === 408 || error.code === 'FST_ERR_REQUEST_TIMEOUT') {
-    return new Problem(408, 'UNAVAILABLE', 'The request took too long');
-  }
+  if (error.statusCode === 408 || error.code === 'FST_ERR_REQUEST_TIMEOUT') return requestTimedOut();
   return undefined;
 }
 

@@ -14,6 +14,7 @@ import type { Authenticator } from '../security/authenticator.js';
 import { databaseUsage, type Db } from '../database/database.js';
 import { existingAnswerCache } from '../store/answer-cache.js';
 import type { Generation } from '../database/schema.js';
+import type { ConnectionClosing } from './connections.js';
 
 /** Latency buckets in seconds: a cached lookup takes about a millisecond, a core's timeout 15 s. */
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -61,6 +62,7 @@ export class ServiceMetrics {
   private readonly durations: Histogram<'edge' | 'operation' | 'family' | 'status'>;
   private readonly rateLimitRefusals: Counter<'limit'>;
   private readonly connectionRefusals: Counter;
+  private readonly connectionEvictions: Counter;
   private readonly lockoutEvents: { locked: Counter<'credential'>; refused: Counter<'credential'> };
   private coreCalls: Histogram<'sym' | 'outcome'> | undefined;
   /** The series of each label set met so far: prom-client hashes a label object on every call otherwise. */
@@ -89,7 +91,12 @@ export class ServiceMetrics {
     });
     this.connectionRefusals = new Counter({
       name: 'coregate_connection_refusals_total',
-      help: 'Connections closed as they arrived because their client address already held its share (COREGATE_MAX_CONNECTIONS_PER_ADDRESS)',
+      help: 'Connections closed as they arrived because their client address already held its share (COREGATE_MAX_CONNECTIONS_PER_ADDRESS), or the most at COREGATE_MAX_CONNECTIONS',
+      registers,
+    });
+    this.connectionEvictions = new Counter({
+      name: 'coregate_connection_evictions_total',
+      help: "Connections closed at COREGATE_MAX_CONNECTIONS to make room for another address's: idle or unfinished ones of the address holding the most",
       registers,
     });
     this.lockoutEvents = {
@@ -230,8 +237,9 @@ export class ServiceMetrics {
     this.rateLimitRefusals.inc({ limit });
   }
 
-  connectionRefused(): void {
-    this.connectionRefusals.inc();
+  /** A connection closed as it arrived (`refused`), or at the cap to make room for another address's (`evicted`). */
+  connectionClosed(reason: ConnectionClosing): void {
+    (reason === 'refused' ? this.connectionRefusals : this.connectionEvictions).inc();
   }
 
   lockout(credential: string, event: 'locked' | 'refused'): void {

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough, Transform, type Readable } from 'node:stream';
+import { finished, PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Problem } from '../contract/problems.js';
 
@@ -92,7 +92,8 @@ export interface SpooledBody {
 
 /**
  * Copies a request body to a temporary file, refusing it with 413 once it is larger than `limitBytes`: the
- * upload, however slow, then holds no transaction (the embedded database serves one at a time).
+ * upload, however slow, then holds no transaction (the embedded database serves one at a time). A refused
+ * body is dropped as it arrives, not destroyed: that would close the connection before the 413 is out.
  */
 export async function spoolBody(body: Readable, limitBytes: number): Promise<SpooledBody> {
   const directory = mkdtempSync(join(tmpdir(), 'coregate-import-'));
@@ -112,9 +113,15 @@ export async function spoolBody(body: Readable, limitBytes: number): Promise<Spo
       );
     },
   });
+  body.pipe(limited);
+  // A body cut off (its client gone) fails the copy; pipe() alone would leave it waiting.
+  finished(body, (error) => error && limited.destroy(error));
   try {
-    await pipeline(body, limited, createWriteStream(file, { mode: 0o600 }));
+    await pipeline(limited, createWriteStream(file, { mode: 0o600 }));
   } catch (error) {
+    // What is left of the body is dropped as it arrives.
+    body.unpipe(limited);
+    body.resume();
     remove();
     throw error;
   }

@@ -74,7 +74,7 @@ export const PROBLEM_EXAMPLE_DETAILS: Readonly<Partial<Record<ProblemCode, strin
   VALIDATION_FAILED: '/SSN: must match pattern "^[0-9]{9}$"',
   MALFORMED_JSON: 'The body is not valid JSON: Unexpected end of JSON input',
   UNSUPPORTED_MEDIA_TYPE: 'Send the body as application/json',
-  PAYLOAD_TOO_LARGE: 'The body exceeds the size limit',
+  PAYLOAD_TOO_LARGE: 'The body exceeds the size limit of 262144 bytes',
   UNAUTHENTICATED: 'A valid bearer token is required',
   FORBIDDEN: 'The credentials do not allow this operation',
   NOT_FOUND: 'No resource at this path',

@@ -39,7 +39,7 @@ export interface SoapEndpoint extends Endpoint {
 }
 
 const SERVICES: readonly SymxServiceName[] = ['findby', 'corptransfer', 'account', 'collateral'];
-const SOAP_CONTENT_TYPE = 'text/xml; charset=utf-8';
+export const SOAP_CONTENT_TYPE = 'text/xml; charset=utf-8';
 
 /**
  * The endpoints. Release 3.0 (the first codec): `/SymXchange/<service>` for the persistent family,
