@@ -16,7 +16,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import { SANDBOX_FAULT_HEADER, SANDBOX_FAULT_PROBLEMS } from '../src/contract/sandbox-faults.js';
 import { SCOPES, type Scope } from '../src/contract/scopes.js';
 import { secretsFromMaster } from '../src/crypto/secrets.js';
-import { demoCredentials } from '../src/http/api-reference.js';
+import { demoCredentials } from '../src/http/demo-credentials.js';
 import { buildApp } from '../src/http/app.js';
 import { answerKey, PLACEHOLDER } from '../src/http/openapi-examples.js';
 import { OPERATIONS } from '../src/operations/index.js';

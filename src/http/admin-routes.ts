@@ -47,7 +47,7 @@ import { demoDataset } from '../store/access.js';
 import type { AuditEvent, AuditLog } from '../store/audit.js';
 import { RecordFileError } from '../store/record-file.js';
 import { exportRecords, StoreBusyError } from '../store/record-transfer.js';
-import { demoCredentials } from './api-reference.js';
+import { demoCredentials } from './demo-credentials.js';
 import type { RateLimit } from './metrics.js';
 import { fileLines, NDJSON, spoolBody, streamLines, type LineWriter } from './ndjson.js';
 import { requestTraceId } from './tracing.js';

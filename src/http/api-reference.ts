@@ -7,13 +7,6 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import type { DemoCredentials } from '../contract/admin.js';
-import { Problem } from '../contract/problems.js';
-import type { Authenticator } from '../security/authenticator.js';
-import { verifyPassword } from '../crypto/passwords.js';
-import { demoDataset, users } from '../store/access.js';
-import { EXAMPLE_USER_NUMBER } from './openapi-examples.js';
-import type { Db } from '../database/database.js';
 import { openApiOptions, type OpenApiSettings } from './openapi.js';
 
 /**
@@ -50,29 +43,6 @@ const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
 /** The top bar in coregate's colours. */
 const THEME_CSS =
   '.swagger-ui .topbar { background-color: #16382a; } .swagger-ui .topbar .download-url-wrapper .select-label { color: #cfd8d3; }';
-
-/**
- * Of the demo set-up's passwords (`given`, read from demo-credentials.json at start), those that open this
- * store now: it holds a demo dataset (the demo set-up, `coregate seed` and `coregate reset` mark it; an
- * import of other records forgets it), and each is still the administrative password, or the password of
- * the examples' user. None is a 404 NOT_FOUND: an operator's own passwords are never answered. /docs asks
- * for them (`GET /admin/demo-credentials`, scope admin) to fill in its examples.
- */
-export async function demoCredentials(
-  db: Db,
-  authenticator: Authenticator,
-  given: DemoCredentials,
-): Promise<DemoCredentials> {
-  const none = new Problem(404, 'NOT_FOUND', 'This store holds no demo dataset whose passwords are still in force');
-  if (!(await demoDataset.get(db))) throw none;
-  const { adminPassword, userPassword } = given;
-  const admin = adminPassword !== undefined && (await authenticator.isAdminPassword(adminPassword));
-  const user = userPassword === undefined ? undefined : await users.find(db, EXAMPLE_USER_NUMBER);
-  const demoUser =
-    user !== undefined && userPassword !== undefined && (await verifyPassword(userPassword, user.passwordHash));
-  if (!admin && !demoUser) throw none;
-  return { ...(admin ? { adminPassword } : {}), ...(demoUser ? { userPassword } : {}) };
-}
 
 /**
  * Swagger UI's request interceptor on /docs: a call whose body holds a placeholder of the demo's passwords
