@@ -56,7 +56,7 @@ describe("a keyed update at the core while the gateway's database goes away", { 
             'content-type': String(received.headers['content-type']),
             soapaction: String(received.headers.soapaction),
           },
-          body: received.body,
+          ...(received.method === 'POST' ? { body: received.body } : {}),
         });
       const answer = async () => {
         const answered = await forward();
@@ -69,7 +69,14 @@ describe("a keyed update at the core while the gateway's database goes away", { 
       if (atTheCore === undefined) return void answer();
       // The call has reached the core: the gateway's database goes away before the answer is back.
       cluster.stop();
-      if (atTheCore === 'refuses it') response.writeHead(503, { 'content-type': 'text/plain' }).end('maintenance');
+      // The core's own refusal, a Client fault: the update was not applied.
+      if (atTheCore === 'refuses it')
+        response
+          .writeHead(500, { 'content-type': 'text/xml; charset=utf-8' })
+          .end(
+            '<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><S:Fault>' +
+              '<faultcode>S:Client</faultcode><faultstring>Record is locked</faultstring></S:Fault></S:Body></S:Envelope>',
+          );
       else if (atTheCore === 'applies it') void answer();
       else void forward();
     });
@@ -141,8 +148,8 @@ describe("a keyed update at the core while the gateway's database goes away", { 
   test("the core refuses it: the caller gets the core's answer, and the key is freed once the database is back", async () => {
     next = 'refuses it';
     const failed = await keyed('refused', 'REFUSED THEN APPLIED');
-    assert.equal(failed.statusCode, 503, failed.body);
-    assert.equal(problem(failed).code, 'CORE_UNAVAILABLE', 'what the call met, not the database');
+    assert.equal(failed.statusCode, 502, failed.body);
+    assert.equal(problem(failed).code, 'CORE_ERROR', 'what the call met, not the database');
     await restartAndWaitFor('the key released', async () => (await keyRow('refused')) === undefined);
     proxy.received.length = 0;
     const retried = await keyed('refused', 'REFUSED THEN APPLIED');

@@ -65,7 +65,7 @@ for (const backend of BACKENDS) {
                 'content-type': String(received.headers['content-type']),
                 soapaction: String(received.headers.soapaction),
               },
-              body: received.body,
+              ...(received.method === 'POST' ? { body: received.body } : {}),
             }).then(async (answer) => {
               response
                 .writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/xml' })

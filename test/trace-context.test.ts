@@ -114,10 +114,16 @@ for (const backend of BACKENDS) {
         .map((text) => JSON.parse(text) as Record<string, unknown>)
         .find((entry) => entry.reqId === requestId && entry.msg === 'request');
       assert.ok(line, 'the request has its log line');
-      await gateway.app.audit.flush();
-      const { rows } = await sql<{ trace_id: string | null }>`
-        select trace_id from audit_event where request_id = ${requestId}`.execute(gateway.database.db);
-      return { headers: received.headers, line, auditTraceId: rows[0]?.trace_id };
+      // The call's event is recorded once its answer has gone (onResponse), which may be after the answer arrived.
+      let rows: { trace_id: string | null }[] = [];
+      for (let attempt = 0; attempt < 50 && rows.length === 0; attempt += 1) {
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+        await gateway.app.audit.flush();
+        ({ rows } = await sql<{ trace_id: string | null }>`
+          select trace_id from audit_event where request_id = ${requestId}`.execute(gateway.database.db));
+      }
+      assert.equal(rows.length, 1, 'the call has its audit event');
+      return { headers: received.headers, line, auditTraceId: rows[0]!.trace_id };
     }
 
     test('tracing is off in this process', () => assert.equal(tracingEnabled(), false));
