@@ -230,8 +230,9 @@ describe('a server facing hostile clients', () => {
       const before = rssMb(served.child.pid!);
       await wsdlRequests(10_000, (i) => `host-${i}.example`);
       const grown = rssMb(served.child.pid!) - before;
-      // Kept per host, 10,000 WSDLs of about 290 KB would be gigabytes; a garbage collector's slack is not.
-      assert.ok(grown < 64, `RSS grew ${grown.toFixed(1)} MB (from ${before.toFixed(1)} MB)`);
+      // Kept per host, 10,000 WSDLs of about 290 KB would be gigabytes; a garbage collector's slack is not. The
+      // slack is about 60 MB here, a little more with a second release's codec and endpoints (2020.00) in the heap.
+      assert.ok(grown < 80, `RSS grew ${grown.toFixed(1)} MB (from ${before.toFixed(1)} MB)`);
     });
   });
 
