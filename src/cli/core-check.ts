@@ -98,31 +98,38 @@ async function printRelease(
   print: Print,
 ): Promise<void> {
   const [
-    { coreWsdlSource, folderWsdlSource, readCoreRelease, serviceAddress, SYMXCHANGE_SERVICES },
-    operations,
+    {
+      assumedRelease,
+      coreWsdlSource,
+      folderWsdlSource,
+      readCoreRelease,
+      releaseLabel,
+      serviceAddress,
+      SYMXCHANGE_SERVICES,
+    },
+    { CORE_OPERATIONS: operations, SHARED_SCHEMAS },
     catalog,
+    { createSymxMapping },
   ] = await Promise.all([
     import('../core/core-release.js'),
-    import('../operations/index.js').then((module) => module.CORE_OPERATIONS),
+    import('../operations/index.js'),
     import('../catalog/index.js'),
+    import('../symxchange/mapping.js'),
   ]);
   const source = settings.wsdlDir ? folderWsdlSource(settings.wsdlDir) : coreWsdlSource(url, transport);
   const started = performance.now();
-  const label = url.pathname.replace(/\/+$/, '').split('/').pop() || 'learned';
   let reading;
   try {
-    reading = await readCoreRelease(source, operations, label);
+    reading = await readCoreRelease(source, operations, releaseLabel(url));
   } catch (error) {
     print(`  WSDLs of ${source.origin}: cannot be read (${(error as Error).message})`);
-    print(`  the gateway speaks SymXchange ${settings.release ?? 'as its address names it (or 3.0)'} to this core`);
+    print(`  the gateway speaks SymXchange ${assumedRelease(url, settings.release).release.release} to this core`);
     return;
   }
   const { facts, known, missing } = reading;
   print(
     `  SymXchange ${facts.release.release}${known ? '' : ' (learned: a release coregate has no facts for)'}, read from ${source.origin} in ${(performance.now() - started).toFixed(1)} ms`,
   );
-  const { createSymxMapping } = await import('../symxchange/mapping.js');
-  const { SHARED_SCHEMAS } = await import('../operations/index.js');
   const mapping = createSymxMapping(operations, SHARED_SCHEMAS, facts);
   for (const service of SYMXCHANGE_SERVICES) {
     const ours = operations.filter((op) => op.service === service);

@@ -30,6 +30,9 @@ export function serviceAddress(url: URL, service: SymxServiceName): string {
   return `${base === '' ? '/SymXchange' : base}/${service}`;
 }
 
+/** What a core's address names its release: its last path segment (`…/SymXchange/2020.00` → `2020.00`), or `learned`. */
+export const releaseLabel = (url: URL): string => url.pathname.replace(/\/+$/, '').split('/').pop() || 'learned';
+
 /** A known release by its name, or undefined. */
 export const knownRelease = (name: string): SymxFacts | undefined =>
   KNOWN_FACTS.find((facts) => facts.release.release === name);
@@ -48,8 +51,7 @@ export function assumedRelease(url: URL, configured: string | undefined): SymxFa
       );
     return facts;
   }
-  const named = url.pathname.replace(/\/+$/, '').split('/').pop() ?? '';
-  return knownRelease(named) ?? KNOWN_FACTS[0]!;
+  return knownRelease(releaseLabel(url)) ?? KNOWN_FACTS[0]!;
 }
 
 /** How many documents (WSDLs and XSDs) one core's release may take to read, and how large each may be. */
@@ -209,9 +211,8 @@ export async function learnRelease(
   log: CoreLog | undefined,
 ): Promise<SymxFacts | undefined> {
   const source = settings.wsdlDir ? folderWsdlSource(settings.wsdlDir) : coreWsdlSource(core.url, core.transport);
-  const label = core.url.pathname.replace(/\/+$/, '').split('/').pop() || 'learned';
   try {
-    const reading = await readCoreRelease(source, operations, label);
+    const reading = await readCoreRelease(source, operations, releaseLabel(core.url));
     log?.info?.(
       { sym: core.sym, release: reading.facts.release.release, known: reading.known, from: source.origin },
       reading.known

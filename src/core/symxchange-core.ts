@@ -29,7 +29,7 @@ import type { XmlElement } from '../symxchange/xml.js';
 import type { SymxFacts } from '../catalog/symxchange/index.js';
 import { traceCoreAnswer, traceCoreAttempt, traceCoreCall } from '../telemetry/tracing.js';
 import { xmlAnswerReader } from './answer-reader.js';
-import { assumedRelease, learnRelease, serviceAddress } from './core-release.js';
+import { assumedRelease, learnRelease, serviceAddress, SYMXCHANGE_SERVICES } from './core-release.js';
 import { coreFaultRules, DEFAULT_CORE_FAULT_RULES, refusalProblem, type CoreFaultRules } from './core-fault-rules.js';
 import type { CircuitState as CoreCircuitState, Core, CoreCall, CoreLog } from './core.js';
 import { createForwarding, type CallCore } from './forwarding.js';
@@ -271,7 +271,7 @@ interface SymCore {
 }
 
 /** The services a core answers over SymXchange; the others' operations (logon, logoff) are the store's alone. */
-const SYMXCHANGE_SERVICES: ReadonlySet<string> = new Set(['findby', 'corptransfer', 'account', 'collateral']);
+const SYMXCHANGE_SERVICE_NAMES: ReadonlySet<string> = new Set(SYMXCHANGE_SERVICES);
 
 /** One call of an operation: what the log names it by, and its deadline. */
 interface CallContext {
@@ -492,7 +492,7 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
     syms: [...cores.keys()],
     verifiesCredentials: true,
     async answer(operation, _context, body, coreCall: CoreCall) {
-      if (!SYMXCHANGE_SERVICES.has(operation.service))
+      if (!SYMXCHANGE_SERVICE_NAMES.has(operation.service))
         throw new Problem(
           501,
           'STORE_ONLY',
