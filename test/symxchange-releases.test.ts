@@ -64,6 +64,13 @@ for (const backend of BACKENDS) {
     });
     after(() => core?.close());
 
+    /** How many times the core's store applied an update that wrote `value`. */
+    const appliedAtCore = async (value: string) => {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from account_fm_history
+        where new_character = ${value}`.execute(core.database.db);
+      return rows[0]!.n;
+    };
+
     describe('the SOAP face speaks 2020.00 at /SymXchange/2020.00/<service>', () => {
       const clients = new Map<string, soap.Client>();
       const codec2020 = createSymxCodec({
@@ -258,9 +265,7 @@ for (const backend of BACKENDS) {
           });
           assert.equal(answer.statusCode, 200, answer.body);
           assert.equal(answer.json().UpdateStatus.isAllFieldsUpdateSuccess, true);
-          const { rows } = await sql<{ n: number }>`select count(*)::int as n from account_fm_history
-            where new_character = ${value}`.execute(core.database.db);
-          assert.equal(rows[0]!.n, 1, family);
+          assert.equal(await appliedAtCore(value), 1, family);
         }
       });
 
@@ -278,9 +283,7 @@ for (const backend of BACKENDS) {
         assert.equal(status.isAllFieldsUpdateSuccess, false);
         assert.equal(status.FailedUpdateStatus.ErrorCode, 'NOT_UPDATABLE_AT_CORE');
         assert.match(status.FailedUpdateStatus.ErrorMessage, /FmLastDate/);
-        const { rows } = await sql<{ n: number }>`select count(*)::int as n from account_fm_history
-          where new_character = ${value}`.execute(core.database.db);
-        assert.equal(rows[0]!.n, 1, 'the other field was applied');
+        assert.equal(await appliedAtCore(value), 1, 'the other field was applied');
       });
 
       test('coregate core check prints the release, what the core lacks, and the fields on one side only', async () => {
@@ -440,9 +443,7 @@ for (const backend of BACKENDS) {
           ['NOT_UPDATABLE_AT_CORE'],
         );
         assert.match(failures[0]!.ErrorMessage, /Reference4/);
-        const { rows } = await sql<{ n: number }>`select count(*)::int as n from account_fm_history
-          where new_character = ${value}`.execute(core.database.db);
-        assert.equal(rows[0]!.n, 1);
+        assert.equal(await appliedAtCore(value), 1);
       });
     });
   });
