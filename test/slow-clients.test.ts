@@ -6,13 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createHarness, type Harness } from './support/harness.js';
 import { freePort } from './support/pg-cluster.js';
-import { serve } from './support/serve-process.js';
+import { CLI, serve } from './support/serve-process.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Node checks the deadlines once a second; a deadline is met within it plus scheduling slack. */
@@ -36,6 +37,12 @@ function open(port: number): Promise<Conversation> {
     socket.once('connect', () => resolve({ socket, received: () => received, closed: () => closed }));
     socket.once('error', reject);
   });
+}
+
+/** Resolves once `condition` holds, checked every 10 ms; fails after 10 s. */
+async function until(condition: () => boolean): Promise<void> {
+  for (const started = performance.now(); !condition(); await sleep(10))
+    if (performance.now() - started > 10_000) throw new Error('the server did not answer within 10 s');
 }
 
 /** Writes `text` one character every `everyMs` until the socket closes or the text ends. */
@@ -122,6 +129,14 @@ describe('SIGTERM', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'coregate-sigterm-'));
   after(() => rmSync(dataDir, { recursive: true, force: true }));
   const GRACE_MS = 2_000;
+  let token = '';
+  before(() => {
+    const created = spawnSync(process.execPath, [...CLI, 'token', 'create', '--name', 'sigterm'], {
+      env: { ...process.env, COREGATE_DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn' },
+      encoding: 'utf8',
+    });
+    token = /cg_[A-Za-z0-9_-]+/.exec(created.stdout)?.[0] ?? assert.fail(created.stderr);
+  });
 
   const serveOn = async (port: number, env: Record<string, string> = {}) =>
     (
@@ -149,11 +164,25 @@ describe('SIGTERM', () => {
       'POST /gw/627/persistent/findby/findBySSN HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n',
     );
     void drip(dripping.socket, '{'.repeat(1000), 100);
-    const inFlight = fetch(`http://127.0.0.1:${port}/ready`);
-    await sleep(50);
+    // A call is in flight once the server has admitted it: its "100 Continue" says so. Its body follows the signal.
+    const envelope =
+      '<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"><soapenv:Body>' +
+      '<findBySSN xmlns="http://www.symxchange.generated.symitar.com/noncrud/findby"/></soapenv:Body></soapenv:Envelope>';
+    const inFlight = await open(port);
+    inFlight.socket.write(
+      `POST /SymXchange/findby HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n` +
+        'Content-Type: text/xml; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(envelope)}\r\nExpect: 100-continue\r\n\r\n`,
+    );
+    await until(() => /100 Continue\r\n\r\n/.test(inFlight.received()));
     const signalled = performance.now();
     child.kill('SIGTERM');
-    assert.equal((await inFlight).status, 200, 'the request in flight was answered');
+    await sleep(100);
+    inFlight.socket.write(envelope);
+    await until(() => /<\/soapenv:Envelope>/.test(inFlight.received()));
+    const answer = inFlight.received().split('HTTP/1.1 ').at(-1) ?? '';
+    assert.doesNotMatch(answer, /^503 /, 'the call in flight was answered by its operation, not refused as closing');
+    assert.match(answer, /\r\ncontent-type: text\/xml/i);
     const { at } = await exited;
     assert.ok(at - signalled < GRACE_MS + CHECK_SLACK_MS, `exited ${Math.round(at - signalled)} ms after SIGTERM`);
     await dripping.closed();
