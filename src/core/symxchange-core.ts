@@ -32,6 +32,7 @@ import { xmlAnswerReader } from './answer-reader.js';
 import { assumedRelease, learnRelease, serviceAddress, SYMXCHANGE_SERVICES } from './core-release.js';
 import { coreFaultRules, DEFAULT_CORE_FAULT_RULES, refusalProblem, type CoreFaultRules } from './core-fault-rules.js';
 import type { CircuitState as CoreCircuitState, Core, CoreCall, CoreLog } from './core.js';
+import { DEADLINES, type Deadline } from './deadlines.js';
 import { createForwarding, type CallCore } from './forwarding.js';
 import {
   coreTransport,
@@ -277,8 +278,8 @@ const SYMXCHANGE_SERVICE_NAMES: ReadonlySet<string> = new Set(SYMXCHANGE_SERVICE
 interface CallContext {
   readonly core: SymCore;
   readonly requestId: string;
-  /** Aborts when COREGATE_SYMXCHANGE_TIMEOUT_MS has passed since the gateway started answering. */
-  readonly deadline: AbortSignal;
+  /** Passes when COREGATE_SYMXCHANGE_TIMEOUT_MS has passed since the gateway started answering. */
+  readonly deadline: Deadline;
   /** The fault rule that made the call's problem of a core's fault, for the audit trail. */
   faultRule?: string;
   readonly traceContext?: CoreCall['traceContext'];
@@ -371,7 +372,7 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
   function exchange(call: CallContext, path: string, soapAction: string, xml: string) {
     return call.core.breaker.execute(() =>
       call.core.transport.post(path, soapAction, xml, {
-        signal: call.deadline,
+        deadline: call.deadline,
         read: readAnswer,
         traceContext: call.traceContext,
       }),
@@ -383,7 +384,7 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
     try {
       return await exchange(call, path, soapAction, xml);
     } catch (error) {
-      if (!read || !(error instanceof CoreFailure) || !error.reset || call.deadline.aborted) throw error;
+      if (!read || !(error instanceof CoreFailure) || !error.reset || call.deadline.expired) throw error;
       traceCoreAttempt(2);
       return exchange(call, path, soapAction, xml);
     }
@@ -421,7 +422,7 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
 
   /** The JSON answer of one operation at one core; throws the gateway's problem otherwise. */
   async function callOperation(call: CallContext, operation: AnyOperation, body: JsonObject) {
-    if (call.deadline.aborted)
+    if (call.deadline.expired)
       throw new Problem(
         504,
         'CORE_TIMEOUT',
@@ -513,7 +514,7 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
       const call: CallContext = {
         core,
         requestId: coreCall.requestId,
-        deadline: AbortSignal.timeout(settings.timeoutMs),
+        deadline: DEADLINES.start(settings.timeoutMs),
         traceContext: coreCall.traceContext,
       };
       // Each SOAP call is a CLIENT span of the request's, its traceparent sent to the core (docs/tracing.md).
@@ -529,7 +530,7 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
       try {
         const result = await forwarding.answer(operation, body as JsonObject, callCore);
         // A read answered after its deadline is late however it got there; a write that was answered is answered.
-        if (call.deadline.aborted && !operation.writes)
+        if (call.deadline.expired && !operation.writes)
           throw new Problem(504, 'CORE_TIMEOUT', `The core did not answer within ${settings.timeoutMs} ms`);
         try {
           checkAnswer(operation, result);
@@ -549,6 +550,7 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
         outcome = error instanceof Problem ? error.code : 'INTERNAL';
         throw error;
       } finally {
+        call.deadline.release();
         coreCall.outcome = {
           latencyMs: Math.round(performance.now() - started),
           outcome,

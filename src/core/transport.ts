@@ -15,6 +15,7 @@ import { buildConnector, Pool, type Dispatcher } from 'undici';
 import type { SymxchangeSettings } from '../config.js';
 import type { TraceContext } from '../telemetry/trace-context.js';
 import { injectTraceContext } from '../telemetry/tracing.js';
+import { DEADLINES, type Deadline } from './deadlines.js';
 
 export type CoreFailureKind = 'unavailable' | 'timeout' | 'bad-response';
 
@@ -68,8 +69,8 @@ export interface CoreAnswer<T> extends AnswerHead {
 
 /** One exchange's deadline and the reader of its answer. */
 export interface ExchangeOptions<T> {
-  /** Aborts the exchange wherever it is (queued, connecting, waiting, reading): a timeout. */
-  readonly signal: AbortSignal;
+  /** Ends the exchange wherever it is (queued, connecting, waiting, reading) when it passes: a timeout. */
+  readonly deadline: Deadline;
   /** The reader of the answer, given its head; throwing refuses the answer unread (the error is the call's). */
   readonly read: (head: AnswerHead) => AnswerReader<T>;
   /** The caller's trace context, passed on as it came when this process takes no part in traces. */
@@ -207,7 +208,7 @@ function timedConnector(connect: buildConnector.connector, timeoutMs: number): b
 export interface CoreTransport {
   /** The core's base URL. */
   readonly url: URL;
-  /** A SOAP call to a path of the core's origin: its answer read by `options.read` as it arrives, within `options.signal`. */
+  /** A SOAP call to a path of the core's origin: its answer read by `options.read` as it arrives, within `options.deadline`. */
   post<T>(path: string, soapAction: string, xml: string, options: ExchangeOptions<T>): Promise<CoreAnswer<T>>;
   /** A plain GET of a path of the core's origin within the call deadline (a WSDL and its XSDs). */
   get(path: string): Promise<CoreAnswer<string>>;
@@ -245,7 +246,7 @@ export function coreTransport(url: URL, settings: SymxchangeSettings): CoreTrans
     path: string,
     headers: Record<string, string>,
     body: string | undefined,
-    { signal, read }: ExchangeOptions<T>,
+    { deadline, read }: ExchangeOptions<T>,
   ): Promise<CoreAnswer<T>> {
     return new Promise((resolve, reject) => {
       let controller: Dispatcher.DispatchController | undefined;
@@ -258,14 +259,12 @@ export function coreTransport(url: URL, settings: SymxchangeSettings): CoreTrans
       const stop = (error: unknown) => {
         if (settled) return;
         settled = true;
-        signal.removeEventListener('abort', onAbort);
+        deadline.onExpire(undefined);
         if (controller && !controller.aborted) controller.abort(error as Error);
         reject(error);
       };
-      const onAbort = () =>
-        stop(new CoreFailure('timeout', 'the core did not answer in time', { sent, cause: signal.reason }));
-      if (signal.aborted) return onAbort();
-      signal.addEventListener('abort', onAbort, { once: true });
+      deadline.onExpire(() => stop(new CoreFailure('timeout', 'the core did not answer in time', { sent })));
+      if (settled) return;
       pool.dispatch(
         { method, path, headers, body },
         {
@@ -309,7 +308,7 @@ export function coreTransport(url: URL, settings: SymxchangeSettings): CoreTrans
               return stop(error);
             }
             settled = true;
-            signal.removeEventListener('abort', onAbort);
+            deadline.onExpire(undefined);
             resolve({ ...head, body: answer });
           },
           onResponseError(_controller, error) {
@@ -335,14 +334,16 @@ export function coreTransport(url: URL, settings: SymxchangeSettings): CoreTrans
         xml,
         options,
       ),
-    get: (path) =>
-      exchange('GET', path, {}, undefined, {
-        signal: AbortSignal.timeout(settings.timeoutMs),
+    get: (path) => {
+      const deadline = DEADLINES.start(settings.timeoutMs);
+      return exchange('GET', path, {}, undefined, {
+        deadline,
         read: () => {
           const chunks: Buffer[] = [];
           return { write: (chunk) => void chunks.push(chunk), end: () => Buffer.concat(chunks).toString('utf8') };
         },
-      }),
+      }).finally(() => deadline.release());
+    },
     close: () => pool.close(),
   };
 }

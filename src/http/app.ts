@@ -244,7 +244,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return sendProblem(reply, new Problem(404, 'NOT_FOUND', `No resource at ${path}`), request);
   });
 
-  app.addHook('onSend', async (request, reply) => answerHeaders(request, reply));
+  // Callback hooks, not async ones: no promise per request for work that never waits.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    answerHeaders(request, reply);
+    done(null, payload);
+  });
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   // One codec per release the SOAP face serves; release 3.0's (the first) also names each operation's SOAP twin.
@@ -293,7 +297,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (!operation || request.auditedInTransaction) return;
     audit.record(auditEvent(request, operation, reply.statusCode, request.problemCode ?? null));
   });
-  app.addHook('onResponse', async (request, reply) => requestEnded(request, reply));
+  app.addHook('onResponse', (request, reply, done) => {
+    try {
+      requestEnded(request, reply);
+    } catch (error) {
+      return done(error as Error);
+    }
+    done();
+  });
   // The sandbox's fault rules, read from the database while fault injection is on (fault-rules.ts).
   const faultRules = config.sandboxFaults
     ? new FaultRules(new FaultRuleSet(db, app.log), new SimulatedFailures(config, codec.mapping))

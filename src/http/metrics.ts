@@ -44,8 +44,64 @@ function processMetrics(): Registry {
 }
 
 interface CallSeries {
-  readonly count: { inc(): void };
-  readonly duration: { observe(seconds: number): void };
+  readonly count: Tally;
+  readonly duration: Tally;
+}
+
+/** One label set's numbers, added to in place: no label object hashed, nothing allocated per call. */
+interface Tally {
+  add(seconds: number): void;
+}
+
+/** A series' entry as prom-client keeps it (15.x): a counter's value, or a histogram's buckets, sum and count. */
+interface CounterEntry {
+  value: number;
+}
+interface HistogramEntry {
+  bucketValues: Record<number, number>;
+  sum: number;
+  count: number;
+}
+
+/**
+ * The entry prom-client keeps for `labels` in `metric`, created at zero, to add to in place. A child of
+ * `labels()` hashes its label object and allocates on every call; this is what it ends up changing. When the
+ * entry is not where prom-client 15 keeps it, the child's own method is used instead.
+ */
+function tallyOf(metric: Counter<string>, labels: Record<string, string>): Tally;
+function tallyOf(metric: Histogram<string>, labels: Record<string, string>, buckets: readonly number[]): Tally;
+function tallyOf(
+  metric: Counter<string> | Histogram<string>,
+  labels: Record<string, string>,
+  buckets?: readonly number[],
+): Tally {
+  if (metric instanceof Counter) metric.inc(labels, 0);
+  else metric.zero(labels);
+  const entries = Object.values((metric as unknown as { hashMap?: object }).hashMap ?? {}) as {
+    labels?: object;
+  }[];
+  const entry = entries.find((candidate) => candidate.labels === labels);
+  if (buckets === undefined) {
+    const counter = entry as CounterEntry | undefined;
+    if (counter && typeof counter.value === 'number') return { add: () => void (counter.value += 1) };
+    const child = (metric as Counter<string>).labels(labels);
+    return { add: () => child.inc() };
+  }
+  const histogram = entry as HistogramEntry | undefined;
+  if (histogram && typeof histogram.sum === 'number' && typeof histogram.bucketValues === 'object')
+    return {
+      add(seconds) {
+        histogram.sum += seconds;
+        histogram.count += 1;
+        for (const bound of buckets)
+          if (seconds <= bound) {
+            histogram.bucketValues[bound]! += 1;
+            return;
+          }
+      },
+    };
+  const child = (metric as Histogram<string>).labels(labels);
+  return { add: (seconds) => child.observe(seconds) };
 }
 
 /**
@@ -65,8 +121,13 @@ export class ServiceMetrics {
   private readonly connectionEvictions: Counter;
   private readonly lockoutEvents: { locked: Counter<'credential'>; refused: Counter<'credential'> };
   private coreCalls: Histogram<'sym' | 'outcome'> | undefined;
-  /** The series of each label set met so far: prom-client hashes a label object on every call otherwise. */
-  private readonly series = new Map<string, CallSeries>();
+  /**
+   * The series of each label set met so far, by edge, operation (or route), status and problem code: found
+   * with no string built per call.
+   */
+  private readonly series = new Map<string, Map<unknown, Map<number, Map<string, CallSeries>>>>();
+  /** The core's latency series by Sym and outcome. */
+  private readonly coreSeries = new Map<number, Map<string, Tally>>();
 
   constructor(sources: { readonly db: Db }) {
     const registers = [this.registry];
@@ -210,27 +271,40 @@ export class ServiceMetrics {
   requestEnded(request: FastifyRequest, reply: FastifyReply): void {
     const operation = request.operation;
     const edge = request.url.startsWith('/SymXchange/') ? 'soap' : operation ? 'json' : 'ops';
-    const name = operation?.name ?? request.routeOptions.url ?? 'unmatched';
-    const family = operation?.family ?? '';
-    const status = String(reply.statusCode);
+    const route = operation ?? request.routeOptions.url ?? 'unmatched';
+    const status = reply.statusCode;
     const code = request.problemCode ?? '';
-    const key = `${edge}\0${name}\0${family}\0${status}\0${code}`;
-    let series = this.series.get(key);
+    let byRoute = this.series.get(edge);
+    if (!byRoute) this.series.set(edge, (byRoute = new Map()));
+    let byStatus = byRoute.get(route);
+    if (!byStatus) byRoute.set(route, (byStatus = new Map()));
+    let byCode = byStatus.get(status);
+    if (!byCode) byStatus.set(status, (byCode = new Map()));
+    let series = byCode.get(code);
     if (!series) {
+      const name = operation?.name ?? (route as string);
+      const family = operation?.family ?? '';
+      const labels = { edge, operation: name, family, status: String(status) };
       series = {
-        count: this.requests.labels({ edge, operation: name, family, status, code }),
-        duration: this.durations.labels({ edge, operation: name, family, status }),
+        count: tallyOf(this.requests, { ...labels, code }),
+        duration: tallyOf(this.durations, labels, BUCKETS),
       };
-      this.series.set(key, series);
+      byCode.set(code, series);
     }
-    series.count.inc();
-    series.duration.observe(reply.elapsedTime / 1000);
+    series.count.add(1);
+    series.duration.add(reply.elapsedTime / 1000);
     const atCore = request.coreOutcome;
-    if (atCore && this.coreCalls)
-      this.coreCalls.observe(
-        { sym: String(request.sym ?? DEFAULT_SYM), outcome: atCore.outcome },
-        atCore.latencyMs / 1000,
-      );
+    if (atCore && this.coreCalls) {
+      const sym = request.sym ?? DEFAULT_SYM;
+      let bySym = this.coreSeries.get(sym);
+      if (!bySym) this.coreSeries.set(sym, (bySym = new Map()));
+      let tally = bySym.get(atCore.outcome);
+      if (!tally) {
+        tally = tallyOf(this.coreCalls, { sym: String(sym), outcome: atCore.outcome }, BUCKETS);
+        bySym.set(atCore.outcome, tally);
+      }
+      tally.add(atCore.latencyMs / 1000);
+    }
   }
 
   rateLimited(limit: RateLimit): void {

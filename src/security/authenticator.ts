@@ -19,7 +19,6 @@ import {
 } from '../contract/envelope.js';
 import { type Scope } from '../contract/scopes.js';
 import {
-  hashToken,
   lockouts,
   memberSecrets,
   sessions,
@@ -247,7 +246,11 @@ export class Authenticator {
   private lastSweep = 0;
   private readonly verifyPassword: (password: string, stored: string) => Promise<boolean>;
   private adminHash: { value: string | undefined; readAt: number } | undefined;
-  /** Token hash → identity and when to look it up again: one database read per token per `tokenCacheMs`, not per call. */
+  /**
+   * Token → identity and when to look it up again: one database read per token per `tokenCacheMs`, not per
+   * call. Keyed by the token as sent (only tokens found live are kept), so a call costs a map lookup, not a
+   * SHA-256; the raw token is in the request's headers anyway.
+   */
   private readonly liveTokens = new Map<string, { identity: BearerIdentity; until: number }>();
   private readonly verifiers: Record<CredentialKind, (fields: Fields, caller: Caller) => Promise<Verified | undefined>>;
 
@@ -330,11 +333,12 @@ export class Authenticator {
 
   /** A live API token's identity, remembered for `tokenCacheMs` (never past the token's expiry); unknown ones are not. */
   private async liveToken(bearer: string): Promise<BearerIdentity> {
-    const key = hashToken(bearer).toString('base64');
     const now = Date.now();
-    const cached = this.liveTokens.get(key);
-    if (cached && cached.until > now) return cached.identity;
-    this.liveTokens.delete(key);
+    const cached = this.liveTokens.get(bearer);
+    if (cached) {
+      if (cached.until > now) return cached.identity;
+      this.liveTokens.delete(bearer);
+    }
     const token = await tokens.findActive(this.db, bearer);
     if (!token) throw unauthenticated('The bearer token is not valid');
     const identity: BearerIdentity = { tokenName: token.name, scopes: token.scopes };
@@ -342,7 +346,7 @@ export class Authenticator {
       const expires = token.expiresAt ? new Date(token.expiresAt).getTime() || now : Infinity;
       if (this.liveTokens.size >= TOKEN_CACHE_ENTRIES)
         this.liveTokens.delete(this.liveTokens.keys().next().value as string);
-      this.liveTokens.set(key, { identity, until: Math.min(now + this.policy.tokenCacheMs, expires) });
+      this.liveTokens.set(bearer, { identity, until: Math.min(now + this.policy.tokenCacheMs, expires) });
     }
     return identity;
   }

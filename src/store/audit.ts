@@ -10,7 +10,7 @@
  * costs the others theirs. Values are made storable first (no NUL, no unpaired surrogate, column widths).
  */
 import { CompiledQuery, sql, type ExpressionBuilder } from 'kysely';
-import { isConnectionFailure, type Db } from '../database/database.js';
+import { isConnectionFailure, runStatement, type Db } from '../database/database.js';
 import { AUDIT_ACCOUNTS_SQL } from '../database/schema.js';
 import { fixedTables, type FixedTables } from '../database/tables.js';
 import { isoTime, likeLiteral } from './sql-text.js';
@@ -274,7 +274,7 @@ export const auditEvents = {
   async insertAfter(db: Db, events: readonly AuditEvent[], prior: CompiledQuery): Promise<void> {
     const parameters = [...prior.parameters, JSON.stringify(events.map(auditRow))];
     const insert = insertTextOf(db).replace(EVENTS_PARAMETER, `$${parameters.length}::json`);
-    await db.executeQuery(CompiledQuery.raw(`with prior as (${prior.sql}) ${insert}`, parameters));
+    await runStatement(db, CompiledQuery.raw(`with prior as (${prior.sql}) ${insert}`, parameters));
   },
 
   /**
@@ -338,7 +338,7 @@ export class AuditLog {
    */
   async insertInTransaction(trx: Db, event: AuditEvent, prior?: CompiledQuery): Promise<void> {
     if (this.options.enabled === false) {
-      if (prior) await trx.executeQuery(prior);
+      if (prior) await runStatement(trx, prior);
       return;
     }
     await (prior ? auditEvents.insertAfter(trx, [event], prior) : auditEvents.insert(trx, [event]));

@@ -7,7 +7,7 @@
  * over once it is older than the longest a call can take.
  */
 import { CompiledQuery, sql, type Compilable } from 'kysely';
-import type { Db } from '../database/database.js';
+import { runStatement, type Db } from '../database/database.js';
 import { fixedTables } from '../database/tables.js';
 
 /** The database's time `hours` ago: keys created before it are expired. */
@@ -90,7 +90,7 @@ export const idempotencyKeys = {
     // One statement when the key is new, the common case; an expired key found instead is deleted (as the
     // sweep would have) and the key reserved afresh.
     const insert = async () =>
-      (await trx.executeQuery<{ stamp: ReservationStamp }>(RESERVE(trx, [tokenName, key, requestHash]))).rows[0];
+      (await runStatement<{ stamp: ReservationStamp }>(trx, RESERVE(trx, [tokenName, key, requestHash]))).rows[0];
     const existing = () =>
       keys
         .selectFrom('idempotency_key')
