@@ -58,6 +58,28 @@ async function run(config: Config, command: keyof typeof COMMANDS, ...argv: stri
   return { stdout, stderr };
 }
 
+/** Runs node with `args` (the command line and its arguments) as a process of its own, with `env` for its settings. */
+function runCli(args: readonly string[], env: NodeJS.ProcessEnv) {
+  return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, args, {
+      env: { ...process.env, DATABASE_URL: '', COREGATE_URL: '', COREGATE_ADMIN_TOKEN: '', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+/**
+ * What an admin command calling a live server must not load (support/loaded-modules.mjs lists what it does):
+ * the server, the database engines and query builder, the schemas' library, the catalog, the store, the
+ * runtime, the operations. Their loading is what made a command take seconds.
+ */
+const SERVER_MODULES =
+  /\/node_modules\/(fastify|@fastify\/[^/]+|@electric-sql\/pglite|kysely|pg|typebox)\/|\/src\/(catalog\/index|runtime|http\/|store\/|operations\/|seed\/load|database\/database)/;
+
 /** A store of the demo dataset's first accounts with a demo token of every scope in its demo-credentials.json. */
 async function prepareStore(config: Config): Promise<string> {
   const runtime = await openRuntime(config);
@@ -241,28 +263,39 @@ describe('the admin commands while coregate serves the embedded data directory (
   });
 
   test('coregate token list run as a process of its own goes through the server too', async () => {
-    const ran = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [...CLI, 'token', 'list'], {
-        env: {
-          ...process.env,
-          COREGATE_DATA_DIR: dataDir,
-          DATABASE_URL: '',
-          COREGATE_URL: '',
-          COREGATE_ADMIN_TOKEN: '',
-        },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.once('close', (status) => resolve({ status, stdout, stderr }));
-    });
+    const ran = await runCli([...CLI, 'token', 'list'], { COREGATE_DATA_DIR: dataDir });
     assert.equal(ran.status, 0, ran.stderr);
     assert.match(
       ran.stderr,
       /^coregate token: via the admin API of the coregate serving .* at http:\/\/127\.0\.0\.1:\d+\n$/,
     );
     assert.deepEqual(ran.stdout.trimEnd().split('\n'), remoteReads.tokens);
+  });
+
+  test('an admin command calling the server loads no store or server module: no Fastify, PGlite, Kysely, TypeBox or catalog', async () => {
+    for (const command of [
+      ['token', 'list'],
+      ['user', 'list'],
+      ['audit', '--since', '1h', '--limit', '1'],
+    ]) {
+      const modules = join(work, `modules-${command[0]}.txt`);
+      const ran = await runCli(
+        ['--import', 'tsx', '--import', './test/support/loaded-modules.mjs', CLI.at(-1)!, ...command],
+        { COREGATE_DATA_DIR: dataDir, LOADED_MODULES_FILE: modules },
+      );
+      assert.equal(ran.status, 0, ran.stderr);
+      assert.match(ran.stderr, /via the admin API/);
+      const loaded = readFileSync(modules, 'utf8').split('\n');
+      assert.ok(
+        loaded.some((url) => url.endsWith('/src/cli/remote.ts')),
+        'the hook saw the modules',
+      );
+      assert.deepEqual(
+        loaded.filter((url) => SERVER_MODULES.test(url)),
+        [],
+        `coregate ${command.join(' ')}`,
+      );
+    }
   });
 
   test('COREGATE_URL and COREGATE_ADMIN_TOKEN reach the same server from anywhere', async () => {

@@ -1,14 +1,14 @@
 /**
- * The CLI commands. Each opens the runtime it needs, does one thing and closes it.
+ * The CLI commands. Each opens the runtime it needs, does one thing and closes it. The store's modules
+ * (the runtime, the operations, Kysely, the catalog) are imported when a command works on the data
+ * directory, not when it calls a live server's admin API, so that call starts in a fraction of a second
+ * (test/cli-modules.test.ts).
  */
-import { sql } from 'kysely';
-import { RECORDS } from '../catalog/index.js';
+import type * as AdminOperations from '../operations/administration.js';
+import { CONTROL_CHARACTER } from '../catalog/field-rules.js';
 import type { Config } from '../config.js';
-import { openRuntime, type Runtime } from '../runtime.js';
-import { defaultEncoderWorkers, seedDatabase, DEFAULT_SEED, PARALLEL_FROM_ACCOUNTS } from '../seed/load.js';
-import { seedMemberSecrets } from '../seed/member-secrets.js';
-import { createProgress } from '../seed/progress.js';
-import { CONTROL_CHARACTER } from '../catalog/index.js';
+import type { Runtime } from '../runtime.js';
+import { defaultEncoderWorkers, DEFAULT_SEED, PARALLEL_FROM_ACCOUNTS } from '../seed/defaults.js';
 import {
   AUDIO_ACCESS_CODE_MAX_LENGTH,
   generatePassword,
@@ -16,24 +16,21 @@ import {
   PASSWORD_MAX_LENGTH,
 } from '../crypto/passwords.js';
 import { SCOPES, type Scope } from '../contract/scopes.js';
-import { demoDataset, memberSecrets, settings, SETTING } from '../store/access.js';
-import {
-  AUDIT_PAGE_MAXIMUM,
-  type AuditEventInfo,
-  type AuditPage,
-  type AuditQuery,
-  type CreatedToken,
-  type TokenCreateBody,
-  type TokenInfo,
-  type TokenList,
-  type UserInfo,
-  type UserList,
-  type UserUnlocked,
-  type UserWithPassword,
+import type {
+  AuditEventInfo,
+  AuditPage,
+  AuditQuery,
+  CreatedToken,
+  TokenCreateBody,
+  TokenInfo,
+  TokenList,
+  UserInfo,
+  UserList,
+  UserUnlocked,
+  UserWithPassword,
 } from '../contract/admin.js';
-import { Problem } from '../contract/problems.js';
+import { AUDIT_PAGE_MAXIMUM } from '../contract/audit-pages.js';
 import { liveServerOf } from '../database/data-dir-lock.js';
-import { adminAudit, adminTokens, adminUsers } from '../operations/administration.js';
 import { integerOption, parseCommand, UsageError, type CommandSpec } from './args.js';
 import { AdminProblemError, adminCall, liveServer, problemMessage, type AdminServer } from './remote.js';
 
@@ -52,6 +49,7 @@ export function storeOnly(config: Config, command: string): void {
 }
 
 export async function withRuntime<T>(config: Config, run: (runtime: Runtime) => Promise<T>): Promise<T> {
+  const { openRuntime } = await import('../runtime.js');
   const runtime = await openRuntime(config);
   try {
     return await run(runtime);
@@ -63,7 +61,8 @@ export async function withRuntime<T>(config: Config, run: (runtime: Runtime) => 
 /** How an administrative command runs: on a live server through its admin API, or on the data directory. */
 export interface Administration<T> {
   readonly remote: (server: AdminServer) => Promise<T>;
-  readonly local: (runtime: Runtime) => Promise<T>;
+  /** Given the runtime and the admin operations, both loaded for it. */
+  readonly local: (runtime: Runtime, operations: typeof AdminOperations) => Promise<T>;
   /** A problem's own message for this command (a usage hint), instead of its detail. */
   readonly rewrite?: (code: string, message: string) => Error | undefined;
 }
@@ -77,21 +76,29 @@ export interface Administration<T> {
 export async function administer<T>(config: Config, command: string, how: Administration<T>): Promise<T> {
   const server = await liveServer(config);
   try {
-    if (!server) return await withRuntime(config, how.local);
+    if (!server) return await administerLocally(config, how);
     process.stderr.write(`coregate ${command}: via the admin API of ${server.description}\n`);
     return await how.remote(server);
   } catch (error) {
-    const problem =
-      error instanceof AdminProblemError
-        ? error
-        : error instanceof Problem
-          ? { status: error.status, code: error.code, message: problemMessage(error) }
-          : undefined;
-    if (!problem) throw error;
-    const rewritten = how.rewrite?.(problem.code, problem.message);
+    if (!(error instanceof AdminProblemError)) throw error;
+    const rewritten = how.rewrite?.(error.code, error.message);
     if (rewritten) throw rewritten;
-    const usage = [400, 404, 409].includes(problem.status) && problem.code !== 'INVALID_RECORD_FILE';
-    throw usage ? new UsageError(problem.message) : new Error(problem.message, { cause: error });
+    const usage = [400, 404, 409].includes(error.status) && error.code !== 'INVALID_RECORD_FILE';
+    throw usage ? new UsageError(error.message) : new Error(error.message, { cause: error });
+  }
+}
+
+/** On the data directory: the operations' Problem becomes the AdminProblemError the admin API would answer with. */
+async function administerLocally<T>(config: Config, how: Administration<T>): Promise<T> {
+  const [operations, { Problem }] = await Promise.all([
+    import('../operations/administration.js'),
+    import('../contract/problems.js'),
+  ]);
+  try {
+    return await withRuntime(config, (runtime) => how.local(runtime, operations));
+  } catch (error) {
+    if (error instanceof Problem) throw new AdminProblemError(error.status, error.code, problemMessage(error));
+    throw error;
   }
 }
 
@@ -134,6 +141,21 @@ export async function seedCommand(argv: string[], config: Config, print: Print):
   if (accounts < 1) throw new UsageError(`--accounts must be at least 1\n\n${SEED.usage}`);
   const workers = integerOption(values.workers, 'workers', defaultEncoderWorkers(accounts), SEED);
   storeOnly(config, 'seed');
+  const [
+    { sql },
+    { RECORDS },
+    { seedDatabase },
+    { seedMemberSecrets },
+    { createProgress },
+    { demoDataset, settings, SETTING },
+  ] = await Promise.all([
+    import('kysely'),
+    import('../catalog/index.js'),
+    import('../seed/load.js'),
+    import('../seed/member-secrets.js'),
+    import('../seed/progress.js'),
+    import('../store/access.js'),
+  ]);
   await withRuntime(config, async ({ database, secrets }) => {
     const existing = await sql<{ n: number }>`select count(*) as n from account`.execute(database.db);
     if ((existing.rows[0]?.n ?? 0) > 0) {
@@ -205,7 +227,7 @@ export async function tokenCommand(argv: string[], config: Config, print: Print)
       };
       const created = await administer<CreatedToken>(config, 'token', {
         remote: (server) => adminCall(server, 'POST', '/admin/tokens', input),
-        local: ({ database: { db } }) => adminTokens.create(db, input),
+        local: ({ database: { db } }, { adminTokens }) => adminTokens.create(db, input),
       });
       print(created.token);
       print(
@@ -216,7 +238,7 @@ export async function tokenCommand(argv: string[], config: Config, print: Print)
     case 'list': {
       const { tokens } = await administer<TokenList>(config, 'token', {
         remote: (server) => adminCall(server, 'GET', '/admin/tokens'),
-        local: ({ database: { db } }) => adminTokens.list(db),
+        local: ({ database: { db } }, { adminTokens }) => adminTokens.list(db),
       });
       for (const t of tokens) print(`${t.name}\t${t.scopes.join(',')}\t${tokenState(t)}`);
       return;
@@ -225,7 +247,7 @@ export async function tokenCommand(argv: string[], config: Config, print: Print)
       if (!name) throw new UsageError(`--name is required\n\n${TOKEN.usage}`);
       await administer<TokenInfo>(config, 'token', {
         remote: (server) => adminCall(server, 'DELETE', `/admin/tokens/${encodeURIComponent(name)}`),
-        local: ({ database: { db } }) => adminTokens.revoke(db, name),
+        local: ({ database: { db } }, { adminTokens }) => adminTokens.revoke(db, name),
       });
       print(`Revoked ${name}`);
       return;
@@ -289,14 +311,17 @@ export async function userCommand(argv: string[], config: Config, print: Print):
   if (action === 'add' && !values.name) throw new UsageError(`--name is required\n\n${USER.usage}`);
   const password = secretOption(values.password, 'password', PASSWORD_MAX_LENGTH, USER);
   storeOnly(config, 'user');
-  const users = <T>(remote: Administration<T>['remote'], local: (db: Runtime['database']['db']) => Promise<T>) =>
-    administer<T>(config, 'user', { remote, local: ({ database: { db } }) => local(db) });
+  const users = <T>(
+    remote: Administration<T>['remote'],
+    local: (db: Runtime['database']['db'], adminUsers: typeof AdminOperations.adminUsers) => Promise<T>,
+  ) =>
+    administer<T>(config, 'user', { remote, local: ({ database: { db } }, { adminUsers }) => local(db, adminUsers) });
   const path = `/admin/users/${userNumber}`;
   switch (action) {
     case 'list': {
       const list = await users<UserList>(
         (server) => adminCall(server, 'GET', '/admin/users'),
-        (db) => adminUsers.list(db),
+        (db, adminUsers) => adminUsers.list(db),
       );
       for (const u of list.users) print(`${u.userNumber}\t${u.name}${u.state === 'disabled' ? '\tdisabled' : ''}`);
       return;
@@ -305,7 +330,7 @@ export async function userCommand(argv: string[], config: Config, print: Print):
       const input = { userNumber, name: values.name!, ...(password === undefined ? {} : { password }) };
       const added = await users<UserWithPassword>(
         (server) => adminCall(server, 'POST', '/admin/users', input),
-        (db) => adminUsers.add(db, input),
+        (db, adminUsers) => adminUsers.add(db, input),
       );
       print(`Added user ${added.userNumber} (${added.name})`);
       if (added.password) print(`Password: ${added.password}`);
@@ -315,7 +340,7 @@ export async function userCommand(argv: string[], config: Config, print: Print):
     case 'enable': {
       const user = await users<UserInfo>(
         (server) => adminCall(server, 'POST', `${path}/${action}`, {}),
-        (db) => adminUsers.setDisabled(db, userNumber, action === 'disable'),
+        (db, adminUsers) => adminUsers.setDisabled(db, userNumber, action === 'disable'),
       );
       print(`${action === 'disable' ? 'Disabled' : 'Enabled'} user ${user.userNumber} (${user.name})`);
       return;
@@ -323,7 +348,7 @@ export async function userCommand(argv: string[], config: Config, print: Print):
     case 'unlock': {
       const user = await users<UserUnlocked>(
         (server) => adminCall(server, 'POST', `${path}/unlock`, {}),
-        (db) => adminUsers.unlock(db, userNumber),
+        (db, adminUsers) => adminUsers.unlock(db, userNumber),
       );
       print(
         `Unlocked user ${user.userNumber} (${user.name}): ${user.cleared} lockout${user.cleared === 1 ? '' : 's'} cleared`,
@@ -334,7 +359,7 @@ export async function userCommand(argv: string[], config: Config, print: Print):
       const body = password === undefined ? {} : { password };
       const user = await users<UserWithPassword>(
         (server) => adminCall(server, 'POST', `${path}/password`, body),
-        (db) => adminUsers.setPassword(db, userNumber, password),
+        (db, adminUsers) => adminUsers.setPassword(db, userNumber, password),
       );
       print(
         user.password
@@ -367,6 +392,7 @@ export async function adminPasswordCommand(argv: string[], config: Config, print
       `the administrative password is set on the data directory only, and the coregate serving it (process ${serving.holder.pid} at ${serving.url}) holds it: stop the server, then run coregate admin-password`,
     );
   }
+  const { settings, SETTING } = await import('../store/access.js');
   await withRuntime(config, async ({ database: { db } }) => {
     await settings.set(db, SETTING.adminPasswordHash, await hashPassword(password));
   });
@@ -402,6 +428,7 @@ export async function memberCommand(argv: string[], config: Config, print: Print
   if (!password && !audio)
     throw new UsageError(`Give --home-banking-password or --audio-access-code\n\n${MEMBER.usage}`);
   storeOnly(config, 'member');
+  const { memberSecrets } = await import('../store/access.js');
   await withRuntime(config, async ({ database: { db } }) => {
     await memberSecrets.set(db, account, {
       homeBankingPasswordHash: password ? await hashPassword(password) : null,
@@ -522,7 +549,7 @@ export async function auditCommand(argv: string[], config: Config, print: Print)
   };
   await administer<void>(config, 'audit', {
     remote: (server) => printPages((page) => adminCall(server, 'GET', `/admin/audit?${new URLSearchParams(page)}`)),
-    local: ({ database: { db } }) => printPages((page) => adminAudit.page(db, page)),
+    local: ({ database: { db } }, { adminAudit }) => printPages((page) => adminAudit.page(db, page)),
   });
   head();
 }

@@ -11,8 +11,7 @@
  * or a new data dir beside a PostgreSQL set up before) gets fresh credentials: the lost demo token is
  * revoked and the admin and demo user passwords replaced, since none can be read back from the database.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config.js';
 import type { Runtime } from '../runtime.js';
 import { seedDatabase, DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED } from '../seed/load.js';
@@ -24,18 +23,9 @@ import { DEMO_USER } from '../seed/examples.js';
 import { demoDataset, settings, SETTING, tokens, users } from '../store/access.js';
 import type { Db } from '../database/database.js';
 import { storeHoldsRecords } from '../store/record-transfer.js';
+import { demoCredentialsFile, readDemoCredentials, type DemoCredentials } from './demo-credentials.js';
 
-export interface DemoCredentials {
-  readonly apiToken: string;
-  /** The store's administrative password; none in gateway mode, where the core verifies credentials. */
-  readonly adminPassword?: string;
-  /**
-   * The demo user (`DEMO_USER`) and its password, which logon's example uses; none in gateway mode, nor in a
-   * file written before there was a demo user.
-   */
-  readonly userNumber?: number;
-  readonly userPassword?: string;
-}
+export { demoCredentialsFile, readDemoCredentials, type DemoCredentials };
 
 /** What `bootstrapDemo` did. */
 export type DemoSetUp =
@@ -49,22 +39,12 @@ export type DemoSetUp =
 /** The names the demo set-up gives its tokens (`demo-<ms since 1970>`). */
 const DEMO_TOKEN_NAME = /^demo-\d+$/;
 
-export function demoCredentialsFile(config: Config): string {
-  return join(config.dataDir, 'demo-credentials.json');
-}
-
 /**
  * Creates the data dir, readable by its owner only (it holds the master secret and the demo
  * credentials); one that exists is left as it is.
  */
 export function createDataDir(config: Config): void {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-}
-
-export function readDemoCredentials(config: Config): DemoCredentials | undefined {
-  const file = demoCredentialsFile(config);
-  if (!existsSync(file)) return undefined;
-  return JSON.parse(readFileSync(file, 'utf8')) as DemoCredentials;
 }
 
 /** Writes the file whole or not at all (a complete file renamed into place), mode 0600. */

@@ -9,6 +9,7 @@ import { relative, isAbsolute } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Config } from '../config.js';
 import { liveServerOf } from '../database/data-dir-lock.js';
+import { readDemoCredentials } from './demo-credentials.js';
 
 export interface AdminServer {
   readonly url: string;
@@ -40,8 +41,7 @@ async function adminToken(config: Config, found: string): Promise<string> {
   if (config.adminToken) return config.adminToken;
   let demoToken: string | undefined;
   try {
-    // Loaded only when a server is found: the demo set-up's module brings the seeder along.
-    demoToken = (await import('./demo.js')).readDemoCredentials(config)?.apiToken;
+    demoToken = readDemoCredentials(config)?.apiToken;
   } catch {
     demoToken = undefined;
   }

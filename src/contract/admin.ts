@@ -4,7 +4,10 @@
  * them, and the CLI's remote mode reads the answers by their types, so the three cannot drift apart.
  */
 import { Type, type Static, type TSchema } from 'typebox';
+import { AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAXIMUM } from './audit-pages.js';
 import { SCOPES } from './scopes.js';
+
+export { AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAXIMUM };
 
 const strict = { additionalProperties: false } as const;
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -15,9 +18,6 @@ export const TOKEN_NAME_PATTERN = '^[A-Za-z0-9._~:@+-]{1,64}$';
 const PRINTABLE = '^[^\\u0000-\\u001f\\u007f]*$';
 /** A user password's longest: the core's credentials carry at most 20 characters (as crypto/passwords.ts). */
 export const USER_PASSWORD_MAX_LENGTH = 20;
-/** At most one page of audit events; an NDJSON answer streams every event instead. */
-export const AUDIT_PAGE_MAXIMUM = 1000;
-export const AUDIT_PAGE_DEFAULT = 100;
 /** The longest a token may be given to live when created, in days (a hundred years). */
 export const TOKEN_MAX_DAYS = 36_500;
 /** A reset over HTTP generates at most this many accounts. */

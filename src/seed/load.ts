@@ -12,15 +12,12 @@ import type { BulkSession, Database } from '../database/database.js';
 import { SEEDED_PLANS, encodeChunk, type AccountRange, type EncodedChunk } from './encode.js';
 import type { EncoderJob } from './encoder-worker.js';
 import { MAX_ACCOUNTS } from './numbering.js';
+import { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED, defaultEncoderWorkers, PARALLEL_FROM_ACCOUNTS } from './defaults.js';
 
-/** The seed of the demo dataset (the gateway's path segment, 627). */
-export const DEFAULT_SEED = 627;
-/** How many accounts the first run of `npm start` seeds. */
-export const DEFAULT_DEMO_ACCOUNTS = 1000;
+export { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED, defaultEncoderWorkers, PARALLEL_FROM_ACCOUNTS };
+
 /** Accounts per chunk: about 7 MB of COPY text, large enough to amortize each COPY, small enough to bound memory. */
 export const DEFAULT_CHUNK_SIZE = 2000;
-/** Below this many accounts the seeding thread encodes alone: starting workers would cost more than it saves. */
-export const PARALLEL_FROM_ACCOUNTS = 20_000;
 /**
  * Connections streaming COPY at once on PostgreSQL, each owning some of the tables: two, or one per two
  * cores on a larger host (a table is written by one connection, so the largest table bounds the gain).
@@ -45,16 +42,6 @@ export interface SeedSummary {
   /** Rows written per table. */
   readonly rows: Readonly<Record<string, number>>;
   readonly elapsedMs: number;
-}
-
-/**
- * Encoders for the chunks: one per CPU, at most 8. Generating and encoding an account costs about as much
- * CPU as PostgreSQL's COPY of it, and the encoders wait whenever the database falls behind, so they
- * share the cores with it.
- */
-export function defaultEncoderWorkers(accounts: number): number {
-  if (accounts < PARALLEL_FROM_ACCOUNTS) return 0;
-  return Math.min(8, availableParallelism());
 }
 
 /**
