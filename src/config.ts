@@ -86,7 +86,7 @@ export interface Config {
   /** Audit events held in memory at most while the database cannot take them; beyond it the oldest are dropped (and counted in the log). */
   readonly auditBufferMax: number;
   /**
-   * Whether calls are audited at all (`COREGATE_AUDIT=off` keeps no trail: for measuring and throwaway
+   * Whether calls are audited at all (`COREGATE_AUDIT=false` keeps no trail: for measuring and throwaway
    * sandboxes, never for a service in front of members' data).
    */
   readonly auditEnabled: boolean;
@@ -239,20 +239,13 @@ function oneOf<const T extends string>(env: NodeJS.ProcessEnv, name: string, val
   return raw as T;
 }
 
+/** A switch: `true` or `false`; `on` and `off`, which earlier releases documented for some, are still taken. */
 function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (raw !== 'true' && raw !== 'false') throw new Error(`${name} must be true or false, got "${raw}"`);
-  return raw === 'true';
-}
-
-/** `on`/`off` (or `true`/`false`, as the other switches take them). */
-function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw === 'on' || raw === 'true') return true;
-  if (raw === 'off' || raw === 'false') return false;
-  throw new Error(`${name} must be on or off, got "${raw}"`);
+  if (raw === 'true' || raw === 'on') return true;
+  if (raw === 'false' || raw === 'off') return false;
+  throw new Error(`${name} must be true or false, got "${raw}"`);
 }
 
 /**
@@ -454,7 +447,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'], 'json'),
     metrics: oneOf(env, 'COREGATE_METRICS', ['open', 'token', 'off'], 'open'),
-    sandboxFaults: onOff(env, 'COREGATE_SANDBOX_FAULTS', false),
+    sandboxFaults: boolean(env, 'COREGATE_SANDBOX_FAULTS', false),
     bodyLimit: integer(env, 'COREGATE_BODY_LIMIT', 256 * 1024, 1024, 64 * 1024 * 1024),
     listMaximum: integer(env, 'COREGATE_LIST_MAXIMUM', 1000, 1, 100_000),
     pageMaximum: integer(env, 'COREGATE_PAGE_MAXIMUM', 1000, 1, 100_000),
@@ -480,7 +473,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseStartTimeoutS: integer(env, 'COREGATE_DB_START_TIMEOUT_S', 60, 0, 86_400),
     auditFlushMs: integer(env, 'COREGATE_AUDIT_FLUSH_MS', 200, 0, 60_000),
     auditBufferMax: integer(env, 'COREGATE_AUDIT_BUFFER_MAX', 100_000, 100, 10_000_000),
-    auditEnabled: oneOf(env, 'COREGATE_AUDIT', ['on', 'off'], 'on') === 'on',
+    auditEnabled: boolean(env, 'COREGATE_AUDIT', true),
     auditRetentionDays: integer(env, 'COREGATE_AUDIT_RETENTION_DAYS', 365, 0, 36_500),
     auditExportDir: env.COREGATE_AUDIT_EXPORT_DIR ? resolve(env.COREGATE_AUDIT_EXPORT_DIR) : undefined,
     headersTimeoutMs: integer(env, 'COREGATE_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
