@@ -237,8 +237,8 @@ export function openApiOptions(settings: OpenApiSettings): SwaggerOptions {
       info: {
         title: 'coregate: Core Account Records Service',
         version: VERSION,
-        // package.json's UNLICENSED: no license is granted (SPDX's form for a license of one's own).
-        license: { name: 'Proprietary (UNLICENSED)', identifier: 'LicenseRef-Proprietary' },
+        // The LICENSE file's, as package.json names it.
+        license: { name: 'Apache License 2.0', identifier: 'Apache-2.0' },
         description:
           'HTTP+JSON gateway to credit-union core records: FindBy lookups, corporate transfers, share updates ' +
           'and read-back, and collateral records. Every operation is a POST with a JSON body carrying ' +
