@@ -53,14 +53,17 @@ export async function seedDemo(database: Database, secrets: Secrets): Promise<De
 }
 
 /** A part of the document: an operation at its path, with its request example. */
+interface RequestBody {
+  readonly content: Record<string, { readonly examples?: Record<string, { readonly value: unknown }> }>;
+}
+
 interface DocumentedOperation {
-  readonly requestBody?: {
-    readonly content: Record<string, { readonly examples?: Record<string, { readonly value: unknown }> }>;
-  };
+  readonly requestBody?: RequestBody & { readonly $ref?: string };
 }
 
 export interface OpenApiDocument {
   readonly paths: Record<string, { readonly post?: DocumentedOperation }>;
+  readonly components?: { readonly requestBodies?: Record<string, RequestBody> };
   readonly [member: string]: unknown;
 }
 
@@ -69,7 +72,12 @@ export function documentedRequest(
   document: OpenApiDocument,
   operation: AnyOperation,
 ): Record<string, unknown> | undefined {
-  const media = document.paths[operationPath(operation)]?.post?.requestBody?.content['application/json'];
+  const body = document.paths[operationPath(operation)]?.post?.requestBody;
+  // A body several operations share is a component (`#/components/requestBodies/<name>`).
+  const shared = body?.$ref?.replace('#/components/requestBodies/', '');
+  const media = (shared === undefined ? body : document.components?.requestBodies?.[shared])?.content[
+    'application/json'
+  ];
   return media?.examples?.demo?.value as Record<string, unknown> | undefined;
 }
 

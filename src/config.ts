@@ -86,7 +86,7 @@ export interface Config {
   /** Audit events held in memory at most while the database cannot take them; beyond it the oldest are dropped (and counted in the log). */
   readonly auditBufferMax: number;
   /**
-   * Whether calls are audited at all (`COREGATE_AUDIT=off` keeps no trail: for measuring and throwaway
+   * Whether calls are audited at all (`COREGATE_AUDIT=false` keeps no trail: for measuring and throwaway
    * sandboxes, never for a service in front of members' data).
    */
   readonly auditEnabled: boolean;
@@ -239,20 +239,13 @@ function oneOf<const T extends string>(env: NodeJS.ProcessEnv, name: string, val
   return raw as T;
 }
 
+/** A switch: `true` or `false`; `on` and `off`, which earlier releases documented for some, are still taken. */
 function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (raw !== 'true' && raw !== 'false') throw new Error(`${name} must be true or false, got "${raw}"`);
-  return raw === 'true';
-}
-
-/** `on`/`off` (or `true`/`false`, as the other switches take them). */
-function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw === 'on' || raw === 'true') return true;
-  if (raw === 'off' || raw === 'false') return false;
-  throw new Error(`${name} must be on or off, got "${raw}"`);
+  if (raw === 'true' || raw === 'on') return true;
+  if (raw === 'false' || raw === 'off') return false;
+  throw new Error(`${name} must be true or false, got "${raw}"`);
 }
 
 /**
@@ -454,7 +447,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'], 'json'),
     metrics: oneOf(env, 'COREGATE_METRICS', ['open', 'token', 'off'], 'open'),
-    sandboxFaults: onOff(env, 'COREGATE_SANDBOX_FAULTS', false),
+    sandboxFaults: boolean(env, 'COREGATE_SANDBOX_FAULTS', false),
     bodyLimit: integer(env, 'COREGATE_BODY_LIMIT', 256 * 1024, 1024, 64 * 1024 * 1024),
     listMaximum: integer(env, 'COREGATE_LIST_MAXIMUM', 1000, 1, 100_000),
     pageMaximum: integer(env, 'COREGATE_PAGE_MAXIMUM', 1000, 1, 100_000),
@@ -480,7 +473,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseStartTimeoutS: integer(env, 'COREGATE_DB_START_TIMEOUT_S', 60, 0, 86_400),
     auditFlushMs: integer(env, 'COREGATE_AUDIT_FLUSH_MS', 200, 0, 60_000),
     auditBufferMax: integer(env, 'COREGATE_AUDIT_BUFFER_MAX', 100_000, 100, 10_000_000),
-    auditEnabled: oneOf(env, 'COREGATE_AUDIT', ['on', 'off'], 'on') === 'on',
+    auditEnabled: boolean(env, 'COREGATE_AUDIT', true),
     auditRetentionDays: integer(env, 'COREGATE_AUDIT_RETENTION_DAYS', 365, 0, 36_500),
     auditExportDir: env.COREGATE_AUDIT_EXPORT_DIR ? resolve(env.COREGATE_AUDIT_EXPORT_DIR) : undefined,
     headersTimeoutMs: integer(env, 'COREGATE_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
@@ -505,3 +498,267 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tracing: tracingSettings(env),
   };
 }
+
+/** One setting as docs/configuration.md lists it: its variable (or related ones), its default and what it does. */
+export interface SettingDoc {
+  readonly variable: string;
+  readonly default: string;
+  readonly meaning: string;
+}
+
+/**
+ * The settings `loadConfig` reads, as docs/configuration.md lists them (`npm run docs:config` writes it from
+ * this table; test/configuration-doc.test.ts fails when a variable read above is missing here or the doc is stale).
+ */
+export const SETTINGS: readonly SettingDoc[] = [
+  {
+    variable: '`PORT` / `HOST`',
+    default: '`8627` / `127.0.0.1`',
+    meaning:
+      "where to listen; a busy port, or a `HOST` that is not this machine's, stops the start before anything is opened",
+  },
+  {
+    variable: '`COREGATE_DATA_DIR`',
+    default: '`./data`',
+    meaning: 'embedded database, generated master secret, demo credentials',
+  },
+  {
+    variable: '`DATABASE_URL`',
+    default: '(embedded)',
+    meaning:
+      'PostgreSQL 14+ instead of the embedded database: a `postgres://` (or `postgresql://`) URL; anything else stops the start',
+  },
+  {
+    variable: '`COREGATE_DB_POOL`',
+    default: '`10`',
+    meaning: 'PostgreSQL connections per process (per worker with `serve --workers`)',
+  },
+  {
+    variable: '`COREGATE_DB_CONNECT_TIMEOUT_MS` / `COREGATE_DB_QUERY_TIMEOUT_MS`',
+    default: '`5000` / `15000`',
+    meaning:
+      'how long a call waits for a PostgreSQL connection, and for one query, before it is answered 503 `UNAVAILABLE`',
+  },
+  {
+    variable: '`COREGATE_DB_START_TIMEOUT_S`',
+    default: '`60`',
+    meaning:
+      'how long `serve` waits at start for a PostgreSQL it cannot reach before it exits 1 (`0`: forever); a host that does not resolve stops it at once',
+  },
+  {
+    variable: '`COREGATE_SECRET`',
+    default: 'generated into the data dir',
+    meaning:
+      '64 hex chars; keys the HMACs and encryption of PANs, SSNs and MICR numbers. Instances sharing a database must share it; a store refuses any other than the one it was created with (docs/operating.md, "The secret")',
+  },
+  { variable: '`COREGATE_LIST_MAXIMUM`', default: '`1000`', meaning: 'longest list returned' },
+  {
+    variable: '`COREGATE_PAGE_MAXIMUM` / `COREGATE_DEFAULT_PAGE_SIZE`',
+    default: '`1000` / `100`',
+    meaning: 'largest and default page of paged operations',
+  },
+  { variable: '`COREGATE_BODY_LIMIT`', default: '`262144`', meaning: 'largest request body in bytes (413 above)' },
+  {
+    variable: '`COREGATE_HEADERS_TIMEOUT_MS` / `COREGATE_REQUEST_TIMEOUT_MS`',
+    default: '`10000` / `30000`',
+    meaning: 'a client must send its headers, and its whole request, within these (408 and closed otherwise)',
+  },
+  {
+    variable: '`COREGATE_KEEP_ALIVE_TIMEOUT_MS`',
+    default: '`5000`',
+    meaning: 'an idle keep-alive connection is closed after this',
+  },
+  {
+    variable: '`COREGATE_MAX_CONNECTIONS`',
+    default: '`2000`',
+    meaning:
+      'open connections per process; past it, a new connection takes the place of an idle or unfinished one of the address holding the most, or is closed when its own address holds the most',
+  },
+  {
+    variable: '`COREGATE_MAX_CONNECTIONS_PER_ADDRESS`',
+    default: '`256`',
+    meaning:
+      "open connections per client address (an IPv6 client by its /64), so one client cannot take the whole cap; `0`: no such limit. A trusted proxy's own connections are not limited",
+  },
+  {
+    variable: '`COREGATE_TRUSTED_PROXIES`',
+    default: '(none)',
+    meaning:
+      "addresses or CIDR ranges of your load balancers (`10.0.0.5,10.1.0.0/16`): their `X-Forwarded-For` names the client, whose address then counts for rate limits, lockouts, the log and the audit trail; nobody else's `X-Forwarded-For` is believed",
+  },
+  {
+    variable: '`COREGATE_PUBLIC_URL`',
+    default: '(the listener)',
+    meaning:
+      "the URL clients reach coregate at (`https://api.example.com`), written into the WSDLs' endpoint addresses; without it a WSDL names the address and port the request reached, never the request's `Host` header",
+  },
+  {
+    variable: '`COREGATE_SHUTDOWN_GRACE_MS`',
+    default: '`10000`',
+    meaning:
+      'on SIGTERM/SIGINT, requests in flight get this long before every connection is closed and the process exits',
+  },
+  {
+    variable: '`COREGATE_SHUTDOWN_DRAIN_MS`',
+    default: '`0`',
+    meaning:
+      'on SIGTERM/SIGINT, `/ready` answers 503 at once and the instance keeps serving this long before it stops listening: set it behind a load balancer, longer than its health checks take to mark an instance down, so that no idle connection is closed while the balancer may still send a request on it',
+  },
+  {
+    variable: '`COREGATE_URL` / `COREGATE_ADMIN_TOKEN`',
+    default: '(the server holding the data dir) / (its demo token)',
+    meaning:
+      "for the CLI's admin commands: the running coregate whose admin API they call, and a token with the `admin` scope to call it with",
+  },
+  {
+    variable: '`COREGATE_IMPORT_LIMIT_MB`',
+    default: '`1024`',
+    meaning: 'the largest records file `POST /admin/import` takes (413 above)',
+  },
+  {
+    variable: '`COREGATE_EXPORT_CONCURRENCY` / `COREGATE_EXPORT_STALL_MS`',
+    default: '`2` / `30000`',
+    meaning:
+      'streamed exports (`GET /admin/export`, `GET /admin/audit` as NDJSON) running at once per process, the next refused with 429 and `Retry-After`; an export whose client reads nothing for this long is cut off',
+  },
+  {
+    variable: '`COREGATE_AUDIT_FLUSH_MS` / `COREGATE_AUDIT_BUFFER_MAX`',
+    default: '`200` / `100000`',
+    meaning:
+      "read events are written in batches this often (an update's event commits with the update); events held while the database is down",
+  },
+  {
+    variable: '`COREGATE_AUDIT_RETENTION_DAYS`',
+    default: '`365`',
+    meaning:
+      "audit events are kept at least this many days, then retired by whole UTC days (on PostgreSQL a day's partition is dropped); `0` keeps them forever",
+  },
+  {
+    variable: '`COREGATE_AUDIT_EXPORT_DIR`',
+    default: '(none)',
+    meaning:
+      'retired audit events are first written here as NDJSON (`audit_event_p20261126.ndjson`, mode 0600), as `GET /admin/audit` streams them; without it they are dropped',
+  },
+  {
+    variable: '`COREGATE_AUDIT`',
+    default: '`true`',
+    meaning: '`false` keeps no audit trail at all (for measuring or a throwaway sandbox; the start logs a warning)',
+  },
+  {
+    variable: '`REDIS_URL`',
+    default: '(none)',
+    meaning: 'share rate limits between instances (while Redis is down, each instance limits on its own)',
+  },
+  {
+    variable: '`COREGATE_RATE_LIMIT` / `COREGATE_FINDBY_RATE_LIMIT`',
+    default: '`6000` / `1200`',
+    meaning: 'requests per minute per token',
+  },
+  {
+    variable: '`COREGATE_TOKEN_CACHE_MS`',
+    default: '`5000`',
+    meaning: 'how long a verified API token is remembered (a revocation takes effect within it)',
+  },
+  {
+    variable: '`COREGATE_CREDENTIAL_CACHE_MS`',
+    default: '`60000`',
+    meaning: 'how long a password verification, right or wrong, is remembered (no scrypt per call)',
+  },
+  {
+    variable: '`COREGATE_LOOKUP_CACHE_ENTRIES`',
+    default: '`10000`',
+    meaning:
+      'FindBy answers kept in memory, each served only while nothing it reads has changed since, on any instance (`0`: none)',
+  },
+  {
+    variable: '`COREGATE_COLLATERAL_CACHE_MB`',
+    default: '`16`',
+    meaning:
+      'answers of collateral record reads kept in memory, in megabytes of their JSON, each served only while nothing in the collateral tree has changed since, on any instance (`0`: none)',
+  },
+  {
+    variable: '`COREGATE_LOCKOUT_THRESHOLD` / `COREGATE_LOCKOUT_SECONDS`',
+    default: '`5` / `900`',
+    meaning:
+      "password lockout per credential and caller (bearer token and client address); the admin password's lock starts at 1 s, doubling up to the seconds; failures older than the seconds are forgotten",
+  },
+  {
+    variable: '`COREGATE_LOCKOUT_SLOWDOWN_THRESHOLD` / `COREGATE_LOCKOUT_SLOWDOWN_MS`',
+    default: '`100` / `1000`',
+    meaning:
+      'a credential failing more often than this within the lockout seconds, from every caller together, makes each check of it wait this long (never a lock)',
+  },
+  {
+    variable: '`COREGATE_CREDENTIAL_REFUSAL_MS`',
+    default: "four password checks' time, measured at start (at least 250)",
+    meaning:
+      'the least time a refused credential takes, whether its password was wrong, it does not exist or the caller is locked out of it: the time tells none of them apart',
+  },
+  { variable: '`COREGATE_SESSION_IDLE_SECONDS`', default: '`900`', meaning: 'logon session idle timeout' },
+  {
+    variable: '`COREGATE_IDEMPOTENCY_RETENTION_HOURS`',
+    default: '`24`',
+    meaning: 'how long an `Idempotency-Key` and its response are kept; older keys are swept hourly',
+  },
+  {
+    variable: '`COREGATE_JWT_JWKS_URL`, `COREGATE_JWT_ISSUER`, `COREGATE_JWT_AUDIENCE`',
+    default: '(none)',
+    meaning: 'accept identity-provider JWTs',
+  },
+  {
+    variable: '`COREGATE_CREDENTIALS_<SERVICE>`',
+    default: 'see decisions',
+    meaning: 'credential kinds a service accepts; an unknown service or kind stops the start',
+  },
+  {
+    variable: '`LOG_LEVEL`',
+    default: '`info`',
+    meaning: '`fatal`, `error`, `warn`, `info` (one line per request), `debug`, `trace` or `silent`',
+  },
+  {
+    variable: '`LOG_FORMAT`',
+    default: '`json`',
+    meaning:
+      '`json`: one JSON object per line, for a log collector; `pretty`: readable lines for a terminal (pino-pretty)',
+  },
+  {
+    variable: '`COREGATE_METRICS`',
+    default: '`open`',
+    meaning:
+      'who may read `/metrics`: whoever reaches the port (`open`, like `/health`), a live API token (`token`), nobody (`off`)',
+  },
+  {
+    variable: '`COREGATE_SANDBOX_FAULTS`',
+    default: '`false`',
+    meaning:
+      '`true` lets a call\'s `X-Coregate-Fault` header force a problem, a delay or a dropped connection (docs/operating.md, "Sandbox controls"); while `false`, a call carrying it is a 403',
+  },
+  {
+    variable: '`COREGATE_SOAP_AUTH`',
+    default: '`token`',
+    meaning:
+      'what a SymXchange SOAP call must carry: `token` (a bearer token, like the JSON API) or `credentials` (its body `Credentials` alone; calls are rate limited per client address)',
+  },
+  {
+    variable: '`COREGATE_CHECK_RESPONSES`',
+    default: '`false`',
+    meaning:
+      "check every answer against its operation's response schema (a mismatch is a 500 and logged); the test suite sets it",
+  },
+  {
+    variable: '`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_TRACES_EXPORTER`, `OTEL_*`',
+    default: '(none: no tracing)',
+    meaning: 'export spans over OTLP/HTTP; the variables coregate reads are in docs/tracing.md',
+  },
+  {
+    variable: '`COREGATE_TRACE_ACCOUNT_NUMBERS`',
+    default: '`false`',
+    meaning: "`true` lets a request's span name the account numbers it touched; off, no span holds member data",
+  },
+  {
+    variable: '`COREGATE_CORE`',
+    default: '`store`',
+    meaning:
+      "`store` answers from coregate's own records; `symxchange` makes coregate a gateway to a SymXchange core, whose `COREGATE_SYMXCHANGE_*` settings are in docs/gateway.md",
+  },
+];

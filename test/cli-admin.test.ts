@@ -262,6 +262,18 @@ describe('the admin commands while coregate serves the embedded data directory (
     assert.match(remoteReads.audit.join('\n'), /\tadmin:token\.create\t.*\ttoken:remote-bot$/m);
   });
 
+  test('audit --limit N prints the newest N events, newest first; with --oldest the oldest N, oldest first', async () => {
+    const audit = async (...argv: string[]) =>
+      (
+        await run(config, 'audit', '--since', window.since, '--until', window.until, '--operation', 'admin:*', ...argv)
+      ).stdout.slice(1);
+    const everyEvent = await audit('--oldest');
+    assert.ok(everyEvent.length > 6, everyEvent.join('\n'));
+    assert.deepEqual(await audit(), everyEvent.toReversed());
+    assert.deepEqual(await audit('--limit', '3'), everyEvent.slice(-3).reverse());
+    assert.deepEqual(await audit('--limit', '3', '--oldest'), everyEvent.slice(0, 3));
+  });
+
   test('coregate token list run as a process of its own goes through the server too', async () => {
     const ran = await runCli([...CLI, 'token', 'list'], { COREGATE_DATA_DIR: dataDir });
     assert.equal(ran.status, 0, ran.stderr);

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, type Config } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import { checkCredentialPolicy } from '../src/operations/credential-policy.js';
 import { CREDENTIAL_KINDS } from '../src/contract/envelope.js';
@@ -119,8 +119,28 @@ describe('settings of the log, the metrics, the sandbox and the database, checke
     assert.equal(loadConfig({ COREGATE_SANDBOX_FAULTS: 'true' }).sandboxFaults, true);
     assert.equal(loadConfig({ COREGATE_SANDBOX_FAULTS: 'off' }).sandboxFaults, false);
     assert.throws(() => loadConfig({ COREGATE_SANDBOX_FAULTS: 'yes' }), {
-      message: 'COREGATE_SANDBOX_FAULTS must be on or off, got "yes"',
+      message: 'COREGATE_SANDBOX_FAULTS must be true or false, got "yes"',
     });
+  });
+
+  test('every switch takes true and false, and still on and off', () => {
+    const switches = [
+      ['COREGATE_SANDBOX_FAULTS', (config: Config) => config.sandboxFaults],
+      ['COREGATE_AUDIT', (config: Config) => config.auditEnabled],
+      ['COREGATE_CHECK_RESPONSES', (config: Config) => config.checkResponses],
+      ['COREGATE_TRACE_ACCOUNT_NUMBERS', (config: Config) => config.tracing.accountNumbers],
+    ] as const;
+    for (const [name, value] of switches) {
+      for (const [given, expected] of [
+        ['true', true],
+        ['on', true],
+        ['false', false],
+        ['off', false],
+      ] as const) {
+        assert.equal(value(loadConfig({ [name]: given })), expected, `${name}=${given}`);
+      }
+      assert.throws(() => loadConfig({ [name]: 'yes' }), { message: `${name} must be true or false, got "yes"` });
+    }
   });
 
   test('DATABASE_URL must be a postgres:// URL, and a refusal never repeats the value (it may hold a password)', () => {

@@ -97,13 +97,16 @@ async function call(baseUrl: string, token: string, path: string, body: unknown)
 
 /** The request example /openapi.json shows for the operation at `path`. */
 async function documentedExample(baseUrl: string, path: string): Promise<Record<string, unknown>> {
+  type Body = { content: Record<string, { examples: { demo: { value: never } } }> };
   const document = (await (await fetch(`${baseUrl}/openapi.json`)).json()) as {
-    paths: Record<
-      string,
-      { post: { requestBody: { content: Record<string, { examples: { demo: { value: never } } }> } } }
-    >;
+    paths: Record<string, { post: { requestBody: Body & { $ref?: string } } }>;
+    components: { requestBodies: Record<string, Body> };
   };
-  return document.paths[path]!.post.requestBody.content['application/json']!.examples.demo.value;
+  const body = document.paths[path]!.post.requestBody;
+  // A body several operations share is a component.
+  const shared = body.$ref?.replace('#/components/requestBodies/', '');
+  const media = (shared === undefined ? body : document.components.requestBodies[shared]!).content['application/json'];
+  return media!.examples.demo.value;
 }
 
 /** The demo's passwords as /docs asks for them with the token (GET /admin/demo-credentials). */

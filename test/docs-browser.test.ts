@@ -105,6 +105,8 @@ describe('/docs in a headless browser, on the demo dataset', { skip }, () => {
     authorized = true;
     await page.locator('.auth-wrapper button.authorize').click();
     const dialog = page.locator('.modal-ux');
+    // The token field comes first: the scopes are listed in the document's description, not above it.
+    assert.doesNotMatch(await dialog.innerText(), /Calls findBy/);
     await dialog.locator('input').first().fill(token);
     await dialog.locator('button.authorize').click();
     await dialog.locator('button.btn-done').click();

@@ -7,6 +7,9 @@ import { OPERATIONS } from '../src/operations/index.js';
 import { operationPath } from '../src/operations/types.js';
 import { createHarness, type Harness } from './support/harness.js';
 
+/** The most /openapi.json may weigh, in bytes. */
+const OPENAPI_DOCUMENT_BYTES = 600_000;
+
 describe('ops and docs endpoints', () => {
   let h: Harness;
   before(async () => (h = await createHarness({ name: 'pglite' })));
@@ -67,14 +70,31 @@ describe('ops and docs endpoints', () => {
         assert.deepEqual(method.tags, ['admin'], path);
     }
     assert.ok(paths.length >= 8);
+    // A request body or an answer several operations share is a component.
+    const resolve = (object: { $ref?: string }) =>
+      object.$ref === undefined
+        ? object
+        : object.$ref
+            .replace('#/', '')
+            .split('/')
+            .reduce((parent, key) => parent[key], document);
     for (const path of paths) {
       const post = document.paths[path].post;
-      assert.ok(post.requestBody.content['application/json'].schema, path);
-      assert.ok(post.responses['200'].content['application/json'].schema, path);
+      assert.ok(resolve(post.requestBody).content['application/json'].schema, path);
+      assert.ok(resolve(post.responses['200']).content['application/json'].schema, path);
       assert.ok(post.responses['400'] && post.responses['401'], `${path} documents its problem responses`);
     }
     assert.ok(document.components.schemas.CorpTransfer.properties.Memo);
     assert.ok(!paths.includes('/health'), 'ops endpoints stay out of the API document');
+  });
+
+  test('/openapi.json writes once what it would repeat: shared components keep it small enough for /docs', async () => {
+    const body = (await get('/openapi.json')).body;
+    // 887 KB when every schema, request body, answer and example was written out at each use.
+    assert.ok(body.length <= OPENAPI_DOCUMENT_BYTES, `${body.length} bytes, more than ${OPENAPI_DOCUMENT_BYTES}`);
+    const { schemas } = JSON.parse(body).components;
+    assert.equal(schemas.ShareUpdatableFields.$ref, '#/components/schemas/ShareFields', 'equal schemas are one');
+    assert.equal(schemas.UpdateDateOrNull.format, 'date', "an update's date is documented as a date");
   });
 
   test('every $ref in the document resolves to a component', async () => {

@@ -246,7 +246,7 @@ function updateValue(field: FieldDef, xsdType: string | undefined): Record<strin
 }
 
 /** The form of a date, whether or not a calendar has the day (that is the field rule `INVALID_DATE`). */
-const DATE_FORM = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
+export const DATE_FORM = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
 
 /** A request value: its wire type, or null where allowed. */
 function requestValue(value: Record<string, unknown>, nullable: boolean): TSchema {

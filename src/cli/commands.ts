@@ -439,7 +439,7 @@ export async function memberCommand(argv: string[], config: Config, print: Print
 }
 
 const AUDIT: CommandSpec = {
-  usage: `Usage: coregate audit --since WHEN [--until WHEN] [--operation OP] [--account N] [--status S] [--token NAME] [--limit L]
+  usage: `Usage: coregate audit --since WHEN [--until WHEN] [--operation OP] [--account N] [--status S] [--token NAME] [--limit L] [--oldest]
 
 Prints the audit trail: who called which operation on which account or collateral, and the outcome.
   --since WHEN      an ISO date or time (2026-11-21, 2026-11-21T10:00Z) or a duration back from now (15m, 2h, 7d)
@@ -448,7 +448,8 @@ Prints the audit trail: who called which operation on which account or collatera
   --account N       only calls that touched this account
   --status S        only calls answered with this status (403) or class (4xx)
   --token NAME      only calls with this API token
-  --limit L         at most L events (default 1000)
+  --limit L         the newest L events, newest first (default 1000)
+  --oldest          the oldest L events instead, oldest first
 
 While a coregate serves the data directory (or with COREGATE_URL), the command calls its admin API.`,
   options: {
@@ -459,6 +460,7 @@ While a coregate serves the data directory (or with COREGATE_URL), the command c
     status: { type: 'string' },
     token: { type: 'string' },
     limit: { type: 'string' },
+    oldest: { type: 'boolean' },
   },
 };
 
@@ -524,6 +526,7 @@ export async function auditCommand(argv: string[], config: Config, print: Print)
       account: values.account,
       status: values.status,
       token: values.token,
+      order: flags.has('oldest') ? 'oldest' : 'newest',
     }).filter(([, value]) => value !== undefined),
   );
   let headed = false;

@@ -185,6 +185,9 @@ export const AuditQuery = Type.Object(
     cursor: Type.Optional(
       Type.String({ pattern: '^[A-Za-z0-9_-]{1,80}$', description: "The previous page's `nextCursor`" }),
     ),
+    order: Type.Optional(
+      Type.String({ enum: ['oldest', 'newest'], description: 'Oldest events first (the default) or newest first' }),
+    ),
   },
   strict,
 );

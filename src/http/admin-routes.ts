@@ -302,7 +302,8 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOp
       summary: 'Read the audit trail: a page as JSON, or every event as NDJSON',
       description:
         'Filters: `from`/`to` (ISO times), `operation` (a name or a prefix ending in `*`), `account`, `status` ' +
-        '(`403` or `4xx`), `token`. As `application/json` (the default): a page of `limit` events, oldest first, ' +
+        '(`403` or `4xx`), `token`. As `application/json` (the default): a page of `limit` events, oldest first ' +
+        '(`order=newest`: newest first), ' +
         'with `nextCursor` and `next` for the next page. With `Accept: application/x-ndjson`: every matching ' +
         'event, one JSON object per line, streamed a page at a time as the client reads. ' +
         EXPORTS_AT_ONCE,

@@ -9,6 +9,9 @@ import type { CredentialKind } from '../contract/envelope.js';
 import type { ProblemCode } from '../contract/problems.js';
 import { SANDBOX_FAULT_HEADER, SANDBOX_FAULT_PROBLEMS } from '../contract/sandbox-faults.js';
 import { SCOPES } from '../contract/scopes.js';
+import { shareComponents, type SharedDocument, type ValueType } from '../contract/openapi-components.js';
+import { AccountNumberSchema, TEXT_PATTERN } from '../contract/envelope.js';
+import { DATE_FORM, XML_TEXT_PATTERN } from '../catalog/schemas.js';
 import { operationPath, type AnyOperation, type Service } from '../operations/types.js';
 import {
   answerKey,
@@ -152,40 +155,90 @@ const ADMIN_SCOPES: Readonly<Partial<Record<(typeof SCOPES)[number], string>>> =
     "asked for, and never by an identity provider's JWT",
 };
 
-/** The bearer scheme, with the scope each operation needs (a token is created with its scopes). */
-function securityScheme(operations: readonly AnyOperation[]) {
+/** What each scope allows: the operations that need it, or what the admin API's scopes give. */
+function scopeUses(operations: readonly AnyOperation[]): Record<string, string> {
   const users = (scope: string) => [
     ...new Set(operations.filter((operation) => operation.scope === scope).map((operation) => operation.name)),
   ];
-  const scopes = Object.fromEntries(
+  return Object.fromEntries(
     SCOPES.map((scope) => [scope, ADMIN_SCOPES[scope] ?? `Calls ${users(scope).join(', ') || 'no operation yet'}`]),
   );
+}
+
+/** The scopes, as the document's description lists them. */
+const scopesText = (scopes: Record<string, string>) =>
+  `## Scopes\n\nA token is created with its scopes; each operation names the one it needs in its security ` +
+  `requirement. Session calls (logon, logoff) take any live token.\n\n${Object.entries(scopes)
+    .map(([scope, use]) => `- \`${scope}\`: ${use}`)
+    .join('\n')}`;
+
+/**
+ * The bearer scheme. Its description is short: the Authorize dialog shows it above the token field, so the
+ * list of scopes (`x-scopes`) is in the document's description instead.
+ */
+function securityScheme(scopes: Record<string, string>) {
   return {
     type: 'http',
     scheme: 'bearer',
     description:
       'An API token: `coregate token create --name NAME --scopes SCOPE,…` (the demo token is in ' +
-      '`data/demo-credentials.json`). Each operation names the scope it needs in its security requirement; ' +
-      `the scopes are:\n\n${Object.entries(scopes)
-        .map(([scope, use]) => `- \`${scope}\`: ${use}`)
-        .join('\n')}\n\nSession calls (logon, logoff) take any live token.`,
+      '`data/demo-credentials.json`). The scopes are listed in the description of the API.',
     'x-scopes': scopes,
   };
 }
+
+/**
+ * The value types the document names once instead of repeating their schema at every field. An update's date
+ * is documented `format: date`; a day no calendar has is still a per-field failure of the update, not a 400
+ * (spec, updateShare rule 2), so the route schemas check its form only.
+ */
+const VALUE_TYPES: readonly ValueType[] = [
+  ...[10, 20, 40].map((length) => ({
+    name: `XmlText${length}`,
+    shape: { type: 'string', pattern: XML_TEXT_PATTERN },
+    description: `string, at most ${length} characters`,
+  })),
+  { name: 'XmlText', shape: { type: 'string', pattern: XML_TEXT_PATTERN } },
+  { name: 'XmlTextOrNull', shape: { type: ['string', 'null'], pattern: XML_TEXT_PATTERN } },
+  { name: 'UpdateDate', shape: { type: 'string', pattern: DATE_FORM }, documents: { format: 'date' } },
+  {
+    name: 'UpdateDateOrNull',
+    shape: { type: ['string', 'null'], pattern: DATE_FORM },
+    documents: { format: 'date' },
+    description: 'date',
+  },
+  {
+    name: 'UpdateDateOrNullValue',
+    shape: { type: ['string', 'null'], pattern: DATE_FORM },
+    documents: { format: 'date' },
+  },
+  { name: 'Short', shape: { type: 'integer' }, description: 'integer, -32768 to 32767' },
+  { name: 'Int', shape: { type: 'integer' }, description: 'integer, -2147483648 to 2147483647' },
+  { name: 'Money', shape: { type: 'number' }, description: 'money, -9999999999999.99 to 9999999999999.99' },
+  { name: 'Rate', shape: { type: 'number' }, description: 'rate, -9999999.999 to 9999999.999' },
+  { name: 'PrintableText', shape: { type: 'string', minLength: 1, pattern: TEXT_PATTERN } },
+  { name: 'Int32', shape: { type: 'integer', minimum: -2147483648, maximum: 2147483647 } },
+  {
+    name: 'AccountNumber',
+    shape: { type: 'string', pattern: (AccountNumberSchema as unknown as { pattern: string }).pattern },
+    description: (AccountNumberSchema as unknown as { description: string }).description,
+  },
+];
 
 /**
  * The document's options for @fastify/swagger; the completion runs when the document is first asked for.
  * @example await app.register(swagger, openApiOptions(settings))
  */
 export function openApiOptions(settings: OpenApiSettings): SwaggerOptions {
+  const scopes = scopeUses(settings.operations);
   return {
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'coregate: Core Account Records Service',
         version: VERSION,
-        // package.json's UNLICENSED: no license is granted (SPDX's form for a license of one's own).
-        license: { name: 'Proprietary (UNLICENSED)', identifier: 'LicenseRef-Proprietary' },
+        // The LICENSE file's, as package.json names it.
+        license: { name: 'Apache License 2.0', identifier: 'Apache-2.0' },
         description:
           'HTTP+JSON gateway to credit-union core records: FindBy lookups, corporate transfers, share updates ' +
           'and read-back, and collateral records. Every operation is a POST with a JSON body carrying ' +
@@ -196,7 +249,8 @@ export function openApiOptions(settings: OpenApiSettings): SwaggerOptions {
           `administrative password as its credentials, shown as \`${PLACEHOLDER.adminPassword}\`: replace it ` +
           'with yours. Press **Authorize** once and give the API token, then **Try it out** on any operation; ' +
           'on the demo dataset, with the demo token, /docs puts the demo’s passwords in place of the placeholders ' +
-          'as it sends a call (`GET /admin/demo-credentials`).',
+          'as it sends a call (`GET /admin/demo-credentials`).\n\n' +
+          scopesText(scopes),
       },
       servers: [{ url: '/', description: 'This coregate (where this document was loaded from)' }],
       tags: [
@@ -207,7 +261,7 @@ export function openApiOptions(settings: OpenApiSettings): SwaggerOptions {
         { ...ADMIN_TAG },
       ],
       components: {
-        securitySchemes: { bearerAuth: securityScheme(settings.operations) as never },
+        securitySchemes: { bearerAuth: securityScheme(scopes) as never },
         headers: HEADERS as never,
         parameters: PARAMETERS as never,
       },
@@ -216,8 +270,10 @@ export function openApiOptions(settings: OpenApiSettings): SwaggerOptions {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
     transformObject: (documentObject) => {
-      const document = (documentObject as { openapiObject: OpenApiDocument }).openapiObject;
+      // A copy: the route schemas that validate requests must not see the document's shared components.
+      const document = structuredClone((documentObject as { openapiObject: OpenApiDocument }).openapiObject);
       completeOperations(document, settings);
+      shareComponents(document as unknown as SharedDocument, VALUE_TYPES);
       return document as never;
     },
   };
@@ -295,7 +351,7 @@ function completeOperations(document: OpenApiDocument, settings: OpenApiSettings
     };
     for (const [status, codes] of operationProblems(operation, settings.problems)) {
       for (const code of codes) problemExamples[code] ??= { summary: code, value: problemExample(status, code) };
-      const name = `problem-${status}-${codes.join('-')}`;
+      const name = `${status}-${codes.join('-')}`;
       problemResponses[name] ??= {
         description: STATUS_DESCRIPTIONS[status] ?? codes.join(', '),
         headers: headerRefs(problemHeaders(status)),
@@ -363,7 +419,7 @@ function completeAdminRoutes(
       }
       for (const [status, codes] of [...problems].sort(([a], [b]) => a - b)) {
         for (const code of codes) problemExamples[code] ??= { summary: code, value: problemExample(status, code) };
-        const name = `admin-problem-${status}-${codes.join('-')}`;
+        const name = `admin-${status}-${codes.join('-')}`;
         problemResponses[name] ??= {
           description: ADMIN_STATUS_DESCRIPTIONS[status] ?? STATUS_DESCRIPTIONS[status] ?? codes.join(', '),
           headers: headerRefs(problemHeaders(status)),

@@ -244,6 +244,9 @@ export function auditFilterOf(query: AuditQuery): AuditFilter {
   if (status !== undefined && !/^[1-5]([0-9]{2}|xx)$/.test(status)) {
     throw invalid('/status', 'must be an HTTP status (403) or a class of them (4xx)');
   }
+  if (query.order !== undefined && query.order !== 'oldest' && query.order !== 'newest') {
+    throw invalid('/order', 'must be oldest or newest');
+  }
   const filter: AuditFilter = {
     from: timeOf(query.from, '/from'),
     to: timeOf(query.to, '/to'),
@@ -252,6 +255,7 @@ export function auditFilterOf(query: AuditQuery): AuditFilter {
     status:
       status === undefined ? undefined : status.endsWith('xx') ? (status as AuditFilter['status']) : Number(status),
     token,
+    newestFirst: query.order === 'newest' ? true : undefined,
   };
   return Object.fromEntries(Object.entries(filter).filter(([, value]) => value !== undefined)) as AuditFilter;
 }
@@ -269,7 +273,8 @@ const auditEventInfo = (record: AuditRecord): AuditEventInfo => auditEventOf(rec
 
 export const adminAudit = {
   /**
-   * One page of the events a query selects, oldest first, with the cursor and the path of the next.
+   * One page of the events a query selects, oldest first (newest first with `order=newest`), with the cursor
+   * and the path of the next.
    * @example (await adminAudit.page(db, { operation: 'admin:*', limit: '50' })).nextCursor
    */
   async page(db: Db, query: AuditQuery): Promise<AuditPage> {
@@ -287,7 +292,7 @@ export const adminAudit = {
   },
 
   /**
-   * Every event a query selects, oldest first, read a page at a time as the consumer asks for them: memory
+   * Every event a query selects, in the query's order, read a page at a time as the consumer asks for them: memory
    * stays one page however many there are (the query's limit and cursor are not used).
    */
   async *all(db: Db, query: AuditQuery): AsyncGenerator<AuditEventInfo> {

@@ -25,7 +25,8 @@ const LookupResult = Type.Unsafe<{ AccountNumber: string; IdType: string; Id: st
       description:
         'SHARE when the match names a share, NONE when only the account (the core also answers LOAN, EXTERNAL)',
     }),
-    Id: Type.Unsafe({ type: ['string', 'null'], description: 'The share id when IdType is SHARE' }),
+    // The XSD's LookupResult.Id: at most 4 characters.
+    Id: Type.Unsafe({ type: ['string', 'null'], maxLength: 4, description: 'The share id when IdType is SHARE' }),
   },
   required: ['AccountNumber', 'IdType', 'Id'],
   additionalProperties: false,

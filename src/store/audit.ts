@@ -85,6 +85,8 @@ export interface AuditFilter {
   readonly status?: number | `${1 | 2 | 3 | 4 | 5}xx`;
   /** The bearer token's name. */
   readonly token?: string;
+  /** Newest first: a page starts before its position, not after it. */
+  readonly newestFirst?: boolean;
 }
 
 export interface AuditLogOptions {
@@ -195,7 +197,8 @@ function pageQuery(
   after: AuditPosition | undefined,
   limit: number,
 ): Promise<AuditRecord[]> {
-  const { from, to, operation, account, status, token } = filter;
+  const { from, to, operation, account, status, token, newestFirst } = filter;
+  const direction = newestFirst ? 'desc' : 'asc';
   const statusClass = typeof status === 'string' ? Number(status[0]) * 100 : undefined;
   return (
     fixedTables(db)
@@ -208,10 +211,15 @@ function pageQuery(
         'trace_id as traceId',
       ])
       // The position's time also prunes the partitions before it.
-      .$if(after !== undefined, (query) =>
+      .$if(after !== undefined && !newestFirst, (query) =>
         query
           .where(sql<boolean>`(at, id) > (${after!.at}::timestamptz, ${after!.id})`)
           .where('at', '>=', sql<Date>`${after!.at}::timestamptz`),
+      )
+      .$if(after !== undefined && newestFirst === true, (query) =>
+        query
+          .where(sql<boolean>`(at, id) < (${after!.at}::timestamptz, ${after!.id})`)
+          .where('at', '<=', sql<Date>`${after!.at}::timestamptz`),
       )
       .$if(from !== undefined, (query) => query.where('at', '>=', sql<Date>`${from!.toISOString()}::timestamptz`))
       .$if(to !== undefined, (query) => query.where('at', '<', sql<Date>`${to!.toISOString()}::timestamptz`))
@@ -232,8 +240,11 @@ function pageQuery(
       // at tens of millions of events). Ordered by expressions, it takes the GIN index's few matches and sorts
       // them: the time stays that of the account's events, however long the trail.
       // Qualified: a bare `at` in ORDER BY would be the answer's text column of that name, sorted by hand.
-      .orderBy(account === undefined ? sql.ref(`${table}.at`) : sql`${sql.ref(`${table}.at`)} + interval '0 s'`)
-      .orderBy(account === undefined ? sql`id` : sql`id + 0`)
+      .orderBy(
+        account === undefined ? sql.ref(`${table}.at`) : sql`${sql.ref(`${table}.at`)} + interval '0 s'`,
+        direction,
+      )
+      .orderBy(account === undefined ? sql`id` : sql`id + 0`, direction)
       .limit(limit)
       .execute()
   );
@@ -278,8 +289,8 @@ export const auditEvents = {
   },
 
   /**
-   * A page of the events a filter selects, oldest first (by time, then id): those after the position `after`
-   * (none: from the first), at most `limit`. The cost of a page does not grow with how many came before it
+   * A page of the events a filter selects, oldest first (by time, then id; newest first with `newestFirst`):
+   * those after the position `after` in that order (none: from the first), at most `limit`. The cost of a page does not grow with how many came before it
    * (keyset paging on the trail's key, `(at, id)`).
    */
   page(db: Db, filter: AuditFilter, after: AuditPosition | undefined, limit: number): Promise<AuditRecord[]> {

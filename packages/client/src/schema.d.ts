@@ -2217,7 +2217,7 @@ export interface paths {
         };
         /**
          * Read the audit trail: a page as JSON, or every event as NDJSON
-         * @description Filters: `from`/`to` (ISO times), `operation` (a name or a prefix ending in `*`), `account`, `status` (`403` or `4xx`), `token`. As `application/json` (the default): a page of `limit` events, oldest first, with `nextCursor` and `next` for the next page. With `Accept: application/x-ndjson`: every matching event, one JSON object per line, streamed a page at a time as the client reads. At most `COREGATE_EXPORT_CONCURRENCY` streamed exports (this and the other NDJSON one) run at once per process: another is refused with 429 `RATE_LIMITED` and `Retry-After`. A client that reads nothing for `COREGATE_EXPORT_STALL_MS` is cut off.
+         * @description Filters: `from`/`to` (ISO times), `operation` (a name or a prefix ending in `*`), `account`, `status` (`403` or `4xx`), `token`. As `application/json` (the default): a page of `limit` events, oldest first (`order=newest`: newest first), with `nextCursor` and `next` for the next page. With `Accept: application/x-ndjson`: every matching event, one JSON object per line, streamed a page at a time as the client reads. At most `COREGATE_EXPORT_CONCURRENCY` streamed exports (this and the other NDJSON one) run at once per process: another is refused with 429 `RATE_LIMITED` and `Retry-After`. A client that reads nothing for `COREGATE_EXPORT_STALL_MS` is cut off.
          */
         get: operations["readAudit"];
         put?: never;
@@ -2355,8 +2355,7 @@ export interface components {
                 TokenId?: string;
             };
             AccountNumberCredentials?: {
-                /** @description Account number: 10 digits */
-                AccountNumber?: string;
+                AccountNumber?: components["schemas"]["AccountNumber"];
                 OptionalUserCode?: number;
                 /** @description Home banking password */
                 HomeBankingPassword?: string;
@@ -4325,297 +4324,9 @@ export interface components {
                 Query?: string;
             };
         };
-        CollateralDocumentTracking: {
-            /** Format: date */
-            CreationDate?: string | null;
-            CreationTime?: number | null;
-            /** Format: date */
-            ExpireDate?: string | null;
-            /** Format: date */
-            FmLastDate?: string | null;
-            Id?: string | null;
-            IdType?: number | null;
-            Locator?: number | null;
-            /** Format: date */
-            RecordChangeDate?: string | null;
-            TrackingCode?: number | null;
-            Type?: number | null;
-            UserAmount1?: number | null;
-            UserAmount2?: number | null;
-            UserAmount3?: number | null;
-            UserAmount4?: number | null;
-            UserAmount5?: number | null;
-            UserAmount6?: number | null;
-            UserAmount7?: number | null;
-            UserAmount8?: number | null;
-            UserAmount9?: number | null;
-            UserAmount10?: number | null;
-            UserAmount11?: number | null;
-            UserAmount12?: number | null;
-            UserAmount13?: number | null;
-            UserAmount14?: number | null;
-            UserAmount15?: number | null;
-            UserAmount16?: number | null;
-            UserAmount17?: number | null;
-            UserAmount18?: number | null;
-            UserAmount19?: number | null;
-            UserAmount20?: number | null;
-            UserChar1?: string | null;
-            UserChar2?: string | null;
-            UserChar3?: string | null;
-            UserChar4?: string | null;
-            UserChar5?: string | null;
-            UserChar6?: string | null;
-            UserChar7?: string | null;
-            UserChar8?: string | null;
-            UserChar9?: string | null;
-            UserChar10?: string | null;
-            UserChar11?: string | null;
-            UserChar12?: string | null;
-            UserChar13?: string | null;
-            UserChar14?: string | null;
-            UserChar15?: string | null;
-            UserChar16?: string | null;
-            UserChar17?: string | null;
-            UserChar18?: string | null;
-            UserChar19?: string | null;
-            UserChar20?: string | null;
-            UserCode1?: number | null;
-            UserCode2?: number | null;
-            UserCode3?: number | null;
-            UserCode4?: number | null;
-            UserCode5?: number | null;
-            UserCode6?: number | null;
-            UserCode7?: number | null;
-            UserCode8?: number | null;
-            UserCode9?: number | null;
-            UserCode10?: number | null;
-            UserCode11?: number | null;
-            UserCode12?: number | null;
-            UserCode13?: number | null;
-            UserCode14?: number | null;
-            UserCode15?: number | null;
-            UserCode16?: number | null;
-            UserCode17?: number | null;
-            UserCode18?: number | null;
-            UserCode19?: number | null;
-            UserCode20?: number | null;
-            /** Format: date */
-            UserDate1?: string | null;
-            /** Format: date */
-            UserDate2?: string | null;
-            /** Format: date */
-            UserDate3?: string | null;
-            /** Format: date */
-            UserDate4?: string | null;
-            /** Format: date */
-            UserDate5?: string | null;
-            /** Format: date */
-            UserDate6?: string | null;
-            /** Format: date */
-            UserDate7?: string | null;
-            /** Format: date */
-            UserDate8?: string | null;
-            /** Format: date */
-            UserDate9?: string | null;
-            /** Format: date */
-            UserDate10?: string | null;
-            /** Format: date */
-            UserDate11?: string | null;
-            /** Format: date */
-            UserDate12?: string | null;
-            /** Format: date */
-            UserDate13?: string | null;
-            /** Format: date */
-            UserDate14?: string | null;
-            /** Format: date */
-            UserDate15?: string | null;
-            /** Format: date */
-            UserDate16?: string | null;
-            /** Format: date */
-            UserDate17?: string | null;
-            /** Format: date */
-            UserDate18?: string | null;
-            /** Format: date */
-            UserDate19?: string | null;
-            /** Format: date */
-            UserDate20?: string | null;
-            UserId?: number | null;
-            UserNumber1?: number | null;
-            UserNumber2?: number | null;
-            UserNumber3?: number | null;
-            UserNumber4?: number | null;
-            UserNumber5?: number | null;
-            UserNumber6?: number | null;
-            UserNumber7?: number | null;
-            UserNumber8?: number | null;
-            UserNumber9?: number | null;
-            UserNumber10?: number | null;
-            UserNumber11?: number | null;
-            UserNumber12?: number | null;
-            UserNumber13?: number | null;
-            UserNumber14?: number | null;
-            UserNumber15?: number | null;
-            UserNumber16?: number | null;
-            UserNumber17?: number | null;
-            UserNumber18?: number | null;
-            UserNumber19?: number | null;
-            UserNumber20?: number | null;
-            UserRate1?: number | null;
-            UserRate2?: number | null;
-            UserRate3?: number | null;
-            UserRate4?: number | null;
-            UserRate5?: number | null;
-            UserRate6?: number | null;
-            UserRate7?: number | null;
-            UserRate8?: number | null;
-            UserRate9?: number | null;
-            UserRate10?: number | null;
-            UserRate11?: number | null;
-            UserRate12?: number | null;
-            UserRate13?: number | null;
-            UserRate14?: number | null;
-            UserRate15?: number | null;
-            UserRate16?: number | null;
-            UserRate17?: number | null;
-            UserRate18?: number | null;
-            UserRate19?: number | null;
-            UserRate20?: number | null;
-        };
+        CollateralDocumentTracking: components["schemas"]["ShareTracking"];
         /** @description Per-field flags for CollateralDocumentTracking: true selects the field. */
-        CollateralDocumentTrackingFields: {
-            CreationDate?: boolean;
-            CreationTime?: boolean;
-            ExpireDate?: boolean;
-            FmLastDate?: boolean;
-            Id?: boolean;
-            IdType?: boolean;
-            Locator?: boolean;
-            RecordChangeDate?: boolean;
-            TrackingCode?: boolean;
-            Type?: boolean;
-            UserAmount1?: boolean;
-            UserAmount2?: boolean;
-            UserAmount3?: boolean;
-            UserAmount4?: boolean;
-            UserAmount5?: boolean;
-            UserAmount6?: boolean;
-            UserAmount7?: boolean;
-            UserAmount8?: boolean;
-            UserAmount9?: boolean;
-            UserAmount10?: boolean;
-            UserAmount11?: boolean;
-            UserAmount12?: boolean;
-            UserAmount13?: boolean;
-            UserAmount14?: boolean;
-            UserAmount15?: boolean;
-            UserAmount16?: boolean;
-            UserAmount17?: boolean;
-            UserAmount18?: boolean;
-            UserAmount19?: boolean;
-            UserAmount20?: boolean;
-            UserChar1?: boolean;
-            UserChar2?: boolean;
-            UserChar3?: boolean;
-            UserChar4?: boolean;
-            UserChar5?: boolean;
-            UserChar6?: boolean;
-            UserChar7?: boolean;
-            UserChar8?: boolean;
-            UserChar9?: boolean;
-            UserChar10?: boolean;
-            UserChar11?: boolean;
-            UserChar12?: boolean;
-            UserChar13?: boolean;
-            UserChar14?: boolean;
-            UserChar15?: boolean;
-            UserChar16?: boolean;
-            UserChar17?: boolean;
-            UserChar18?: boolean;
-            UserChar19?: boolean;
-            UserChar20?: boolean;
-            UserCode1?: boolean;
-            UserCode2?: boolean;
-            UserCode3?: boolean;
-            UserCode4?: boolean;
-            UserCode5?: boolean;
-            UserCode6?: boolean;
-            UserCode7?: boolean;
-            UserCode8?: boolean;
-            UserCode9?: boolean;
-            UserCode10?: boolean;
-            UserCode11?: boolean;
-            UserCode12?: boolean;
-            UserCode13?: boolean;
-            UserCode14?: boolean;
-            UserCode15?: boolean;
-            UserCode16?: boolean;
-            UserCode17?: boolean;
-            UserCode18?: boolean;
-            UserCode19?: boolean;
-            UserCode20?: boolean;
-            UserDate1?: boolean;
-            UserDate2?: boolean;
-            UserDate3?: boolean;
-            UserDate4?: boolean;
-            UserDate5?: boolean;
-            UserDate6?: boolean;
-            UserDate7?: boolean;
-            UserDate8?: boolean;
-            UserDate9?: boolean;
-            UserDate10?: boolean;
-            UserDate11?: boolean;
-            UserDate12?: boolean;
-            UserDate13?: boolean;
-            UserDate14?: boolean;
-            UserDate15?: boolean;
-            UserDate16?: boolean;
-            UserDate17?: boolean;
-            UserDate18?: boolean;
-            UserDate19?: boolean;
-            UserDate20?: boolean;
-            UserId?: boolean;
-            UserNumber1?: boolean;
-            UserNumber2?: boolean;
-            UserNumber3?: boolean;
-            UserNumber4?: boolean;
-            UserNumber5?: boolean;
-            UserNumber6?: boolean;
-            UserNumber7?: boolean;
-            UserNumber8?: boolean;
-            UserNumber9?: boolean;
-            UserNumber10?: boolean;
-            UserNumber11?: boolean;
-            UserNumber12?: boolean;
-            UserNumber13?: boolean;
-            UserNumber14?: boolean;
-            UserNumber15?: boolean;
-            UserNumber16?: boolean;
-            UserNumber17?: boolean;
-            UserNumber18?: boolean;
-            UserNumber19?: boolean;
-            UserNumber20?: boolean;
-            UserRate1?: boolean;
-            UserRate2?: boolean;
-            UserRate3?: boolean;
-            UserRate4?: boolean;
-            UserRate5?: boolean;
-            UserRate6?: boolean;
-            UserRate7?: boolean;
-            UserRate8?: boolean;
-            UserRate9?: boolean;
-            UserRate10?: boolean;
-            UserRate11?: boolean;
-            UserRate12?: boolean;
-            UserRate13?: boolean;
-            UserRate14?: boolean;
-            UserRate15?: boolean;
-            UserRate16?: boolean;
-            UserRate17?: boolean;
-            UserRate18?: boolean;
-            UserRate19?: boolean;
-            UserRate20?: boolean;
-        };
+        CollateralDocumentTrackingFields: components["schemas"]["ShareTrackingFieldFlags"];
         CollateralDocumentTrackingSelectableFields: {
             IncludeAllCollateralDocumentTrackingFields?: boolean;
             CollateralDocumentTrackingFields?: components["schemas"]["CollateralDocumentTrackingFields"];
@@ -4697,297 +4408,9 @@ export interface components {
             IncludeAllCollateralFmHistoryFields?: boolean;
             CollateralFmHistoryFields?: components["schemas"]["CollateralFmHistoryFields"];
         };
-        CollateralTracking: {
-            /** Format: date */
-            CreationDate?: string | null;
-            CreationTime?: number | null;
-            /** Format: date */
-            ExpireDate?: string | null;
-            /** Format: date */
-            FmLastDate?: string | null;
-            Id?: string | null;
-            IdType?: number | null;
-            Locator?: number | null;
-            /** Format: date */
-            RecordChangeDate?: string | null;
-            TrackingCode?: number | null;
-            Type?: number | null;
-            UserAmount1?: number | null;
-            UserAmount2?: number | null;
-            UserAmount3?: number | null;
-            UserAmount4?: number | null;
-            UserAmount5?: number | null;
-            UserAmount6?: number | null;
-            UserAmount7?: number | null;
-            UserAmount8?: number | null;
-            UserAmount9?: number | null;
-            UserAmount10?: number | null;
-            UserAmount11?: number | null;
-            UserAmount12?: number | null;
-            UserAmount13?: number | null;
-            UserAmount14?: number | null;
-            UserAmount15?: number | null;
-            UserAmount16?: number | null;
-            UserAmount17?: number | null;
-            UserAmount18?: number | null;
-            UserAmount19?: number | null;
-            UserAmount20?: number | null;
-            UserChar1?: string | null;
-            UserChar2?: string | null;
-            UserChar3?: string | null;
-            UserChar4?: string | null;
-            UserChar5?: string | null;
-            UserChar6?: string | null;
-            UserChar7?: string | null;
-            UserChar8?: string | null;
-            UserChar9?: string | null;
-            UserChar10?: string | null;
-            UserChar11?: string | null;
-            UserChar12?: string | null;
-            UserChar13?: string | null;
-            UserChar14?: string | null;
-            UserChar15?: string | null;
-            UserChar16?: string | null;
-            UserChar17?: string | null;
-            UserChar18?: string | null;
-            UserChar19?: string | null;
-            UserChar20?: string | null;
-            UserCode1?: number | null;
-            UserCode2?: number | null;
-            UserCode3?: number | null;
-            UserCode4?: number | null;
-            UserCode5?: number | null;
-            UserCode6?: number | null;
-            UserCode7?: number | null;
-            UserCode8?: number | null;
-            UserCode9?: number | null;
-            UserCode10?: number | null;
-            UserCode11?: number | null;
-            UserCode12?: number | null;
-            UserCode13?: number | null;
-            UserCode14?: number | null;
-            UserCode15?: number | null;
-            UserCode16?: number | null;
-            UserCode17?: number | null;
-            UserCode18?: number | null;
-            UserCode19?: number | null;
-            UserCode20?: number | null;
-            /** Format: date */
-            UserDate1?: string | null;
-            /** Format: date */
-            UserDate2?: string | null;
-            /** Format: date */
-            UserDate3?: string | null;
-            /** Format: date */
-            UserDate4?: string | null;
-            /** Format: date */
-            UserDate5?: string | null;
-            /** Format: date */
-            UserDate6?: string | null;
-            /** Format: date */
-            UserDate7?: string | null;
-            /** Format: date */
-            UserDate8?: string | null;
-            /** Format: date */
-            UserDate9?: string | null;
-            /** Format: date */
-            UserDate10?: string | null;
-            /** Format: date */
-            UserDate11?: string | null;
-            /** Format: date */
-            UserDate12?: string | null;
-            /** Format: date */
-            UserDate13?: string | null;
-            /** Format: date */
-            UserDate14?: string | null;
-            /** Format: date */
-            UserDate15?: string | null;
-            /** Format: date */
-            UserDate16?: string | null;
-            /** Format: date */
-            UserDate17?: string | null;
-            /** Format: date */
-            UserDate18?: string | null;
-            /** Format: date */
-            UserDate19?: string | null;
-            /** Format: date */
-            UserDate20?: string | null;
-            UserId?: number | null;
-            UserNumber1?: number | null;
-            UserNumber2?: number | null;
-            UserNumber3?: number | null;
-            UserNumber4?: number | null;
-            UserNumber5?: number | null;
-            UserNumber6?: number | null;
-            UserNumber7?: number | null;
-            UserNumber8?: number | null;
-            UserNumber9?: number | null;
-            UserNumber10?: number | null;
-            UserNumber11?: number | null;
-            UserNumber12?: number | null;
-            UserNumber13?: number | null;
-            UserNumber14?: number | null;
-            UserNumber15?: number | null;
-            UserNumber16?: number | null;
-            UserNumber17?: number | null;
-            UserNumber18?: number | null;
-            UserNumber19?: number | null;
-            UserNumber20?: number | null;
-            UserRate1?: number | null;
-            UserRate2?: number | null;
-            UserRate3?: number | null;
-            UserRate4?: number | null;
-            UserRate5?: number | null;
-            UserRate6?: number | null;
-            UserRate7?: number | null;
-            UserRate8?: number | null;
-            UserRate9?: number | null;
-            UserRate10?: number | null;
-            UserRate11?: number | null;
-            UserRate12?: number | null;
-            UserRate13?: number | null;
-            UserRate14?: number | null;
-            UserRate15?: number | null;
-            UserRate16?: number | null;
-            UserRate17?: number | null;
-            UserRate18?: number | null;
-            UserRate19?: number | null;
-            UserRate20?: number | null;
-        };
+        CollateralTracking: components["schemas"]["ShareTracking"];
         /** @description Per-field flags for CollateralTracking: true selects the field. */
-        CollateralTrackingFields: {
-            CreationDate?: boolean;
-            CreationTime?: boolean;
-            ExpireDate?: boolean;
-            FmLastDate?: boolean;
-            Id?: boolean;
-            IdType?: boolean;
-            Locator?: boolean;
-            RecordChangeDate?: boolean;
-            TrackingCode?: boolean;
-            Type?: boolean;
-            UserAmount1?: boolean;
-            UserAmount2?: boolean;
-            UserAmount3?: boolean;
-            UserAmount4?: boolean;
-            UserAmount5?: boolean;
-            UserAmount6?: boolean;
-            UserAmount7?: boolean;
-            UserAmount8?: boolean;
-            UserAmount9?: boolean;
-            UserAmount10?: boolean;
-            UserAmount11?: boolean;
-            UserAmount12?: boolean;
-            UserAmount13?: boolean;
-            UserAmount14?: boolean;
-            UserAmount15?: boolean;
-            UserAmount16?: boolean;
-            UserAmount17?: boolean;
-            UserAmount18?: boolean;
-            UserAmount19?: boolean;
-            UserAmount20?: boolean;
-            UserChar1?: boolean;
-            UserChar2?: boolean;
-            UserChar3?: boolean;
-            UserChar4?: boolean;
-            UserChar5?: boolean;
-            UserChar6?: boolean;
-            UserChar7?: boolean;
-            UserChar8?: boolean;
-            UserChar9?: boolean;
-            UserChar10?: boolean;
-            UserChar11?: boolean;
-            UserChar12?: boolean;
-            UserChar13?: boolean;
-            UserChar14?: boolean;
-            UserChar15?: boolean;
-            UserChar16?: boolean;
-            UserChar17?: boolean;
-            UserChar18?: boolean;
-            UserChar19?: boolean;
-            UserChar20?: boolean;
-            UserCode1?: boolean;
-            UserCode2?: boolean;
-            UserCode3?: boolean;
-            UserCode4?: boolean;
-            UserCode5?: boolean;
-            UserCode6?: boolean;
-            UserCode7?: boolean;
-            UserCode8?: boolean;
-            UserCode9?: boolean;
-            UserCode10?: boolean;
-            UserCode11?: boolean;
-            UserCode12?: boolean;
-            UserCode13?: boolean;
-            UserCode14?: boolean;
-            UserCode15?: boolean;
-            UserCode16?: boolean;
-            UserCode17?: boolean;
-            UserCode18?: boolean;
-            UserCode19?: boolean;
-            UserCode20?: boolean;
-            UserDate1?: boolean;
-            UserDate2?: boolean;
-            UserDate3?: boolean;
-            UserDate4?: boolean;
-            UserDate5?: boolean;
-            UserDate6?: boolean;
-            UserDate7?: boolean;
-            UserDate8?: boolean;
-            UserDate9?: boolean;
-            UserDate10?: boolean;
-            UserDate11?: boolean;
-            UserDate12?: boolean;
-            UserDate13?: boolean;
-            UserDate14?: boolean;
-            UserDate15?: boolean;
-            UserDate16?: boolean;
-            UserDate17?: boolean;
-            UserDate18?: boolean;
-            UserDate19?: boolean;
-            UserDate20?: boolean;
-            UserId?: boolean;
-            UserNumber1?: boolean;
-            UserNumber2?: boolean;
-            UserNumber3?: boolean;
-            UserNumber4?: boolean;
-            UserNumber5?: boolean;
-            UserNumber6?: boolean;
-            UserNumber7?: boolean;
-            UserNumber8?: boolean;
-            UserNumber9?: boolean;
-            UserNumber10?: boolean;
-            UserNumber11?: boolean;
-            UserNumber12?: boolean;
-            UserNumber13?: boolean;
-            UserNumber14?: boolean;
-            UserNumber15?: boolean;
-            UserNumber16?: boolean;
-            UserNumber17?: boolean;
-            UserNumber18?: boolean;
-            UserNumber19?: boolean;
-            UserNumber20?: boolean;
-            UserRate1?: boolean;
-            UserRate2?: boolean;
-            UserRate3?: boolean;
-            UserRate4?: boolean;
-            UserRate5?: boolean;
-            UserRate6?: boolean;
-            UserRate7?: boolean;
-            UserRate8?: boolean;
-            UserRate9?: boolean;
-            UserRate10?: boolean;
-            UserRate11?: boolean;
-            UserRate12?: boolean;
-            UserRate13?: boolean;
-            UserRate14?: boolean;
-            UserRate15?: boolean;
-            UserRate16?: boolean;
-            UserRate17?: boolean;
-            UserRate18?: boolean;
-            UserRate19?: boolean;
-            UserRate20?: boolean;
-        };
+        CollateralTrackingFields: components["schemas"]["ShareTrackingFieldFlags"];
         CollateralTrackingSelectableFields: {
             IncludeAllCollateralTrackingFields?: boolean;
             CollateralTrackingFields?: components["schemas"]["CollateralTrackingFields"];
@@ -5003,38 +4426,28 @@ export interface components {
         };
         /** @description Fields of Share to update (persistent family). */
         ShareFields: {
-            /** @description date */
-            ActivityDate?: string | null;
+            ActivityDate?: components["schemas"]["UpdateDateOrNull"];
             /** @description string, at most 40 characters; at most 6 entries by EntryId, a null value removes the entry */
             AlternateAddress?: {
                 /** @description 1 to 6 */
                 EntryId: number;
-                AlternateAddress: string | null;
+                AlternateAddress: components["schemas"]["XmlTextOrNull"];
             }[];
-            /** @description integer, -2147483648 to 2147483647 */
-            AlternateNameLocator?: number;
-            /** @description integer, -32768 to 32767 */
-            AlternateNameType?: number;
+            AlternateNameLocator?: components["schemas"]["Int"];
+            AlternateNameType?: components["schemas"]["Short"];
             /** @description string, at most 40 characters; at most 3 entries by EntryId, a null value removes the entry */
             AlternatePhone?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                AlternatePhone: string | null;
+                AlternatePhone: components["schemas"]["XmlTextOrNull"];
             }[];
-            /** @description integer, -32768 to 32767 */
-            AmortizationSchd?: number;
-            /** @description integer, -32768 to 32767 */
-            AmortizationSchdType?: number;
-            /** @description string, at most 40 characters */
-            AnalysisGroupPrimaryAcct?: string;
-            /** @description string, at most 40 characters */
-            AnalysisGroupPrimaryId?: string;
-            /** @description string, at most 40 characters */
-            AnalysisPmtAcct?: string;
-            /** @description integer, -32768 to 32767 */
-            AnalysisPmtIdType?: number;
-            /** @description string, at most 40 characters */
-            AnalysisPmtSlId?: string;
+            AmortizationSchd?: components["schemas"]["Short"];
+            AmortizationSchdType?: components["schemas"]["Short"];
+            AnalysisGroupPrimaryAcct?: components["schemas"]["XmlText40"];
+            AnalysisGroupPrimaryId?: components["schemas"]["XmlText40"];
+            AnalysisPmtAcct?: components["schemas"]["XmlText40"];
+            AnalysisPmtIdType?: components["schemas"]["Short"];
+            AnalysisPmtSlId?: components["schemas"]["XmlText40"];
             /** @description integer, -32768 to 32767; at most 5 entries by EntryId, a null value removes the entry */
             AuthFeeOption?: {
                 /** @description 1 to 5 */
@@ -5045,290 +4458,167 @@ export interface components {
             AvailableBalance?: number;
             /** @description money, -9999999999999.99 to 9999999999999.99, read-only: reported as a failed update */
             Balance?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            BondIntLastYear?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            BondIntYtd?: number;
-            /** @description integer, -32768 to 32767 */
-            Branch?: number;
-            /** @description date */
-            BumpEffectiveDate?: string | null;
-            /** @description date */
-            BumpExpirationDate?: string | null;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            BumpRate?: number;
-            /** @description integer, -32768 to 32767 */
-            CallItemSchd?: number;
-            /** @description integer, -32768 to 32767 */
-            CallItemSchdType?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CappedFeesAmountCap?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CappedFeesAmtPeriod?: number;
-            /** @description integer, -32768 to 32767 */
-            CappedFeesCntPeriod?: number;
-            /** @description integer, -32768 to 32767 */
-            CappedFeesCountCap?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CddivAccrLastYr?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CddivAccrYtd?: number;
-            /** @description string, at most 40 characters */
-            CertificateNumber?: string;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            Chapter4WithheldLstYr?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            Chapter4WithheldYtd?: number;
-            /** @description integer, -32768 to 32767 */
-            Chapter4WithholdingCode?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            ChargeOffAmount?: number;
-            /** @description date */
-            ChargeOffDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            ChargeOffType?: number;
-            /** @description string, at most 40 characters */
-            CheckDigits?: string;
-            /** @description date */
-            CloseDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            CorporateUserTransferCode?: number;
-            /** @description integer, -32768 to 32767 */
-            CourtesyFeeLy?: number;
-            /** @description integer, -32768 to 32767 */
-            CourtesyFeeMtd?: number;
-            /** @description integer, -32768 to 32767 */
-            CourtesyFeeYtd?: number;
-            /** @description integer, -32768 to 32767 */
-            CourtesyPayLastYear?: number;
-            /** @description integer, -32768 to 32767 */
-            CourtesyPayMonthToDate?: number;
-            /** @description integer, -32768 to 32767 */
-            CourtesyPayYtd?: number;
-            /** @description integer, -32768 to 32767 */
-            CreatedAtBranch?: number;
-            /** @description integer, -32768 to 32767 */
-            CreatedByUser?: number;
-            /** @description string, at most 40 characters */
-            CreditReportComment?: string;
-            /** @description string, at most 40 characters */
-            CreditReportCompliance?: string;
-            /** @description string, at most 40 characters */
-            CreditReportConsumerInfo?: string;
-            /** @description date */
-            CreditReportConsumerInfoDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            CreditReportLastStatus?: number;
-            /** @description string, at most 40 characters */
-            CreditReportNumber?: string;
-            /** @description date */
-            CreditReportOccurDate?: string | null;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CreditReportOriginalAmountRptd?: number;
-            /** @description integer, -32768 to 32767 */
-            CreditReportingCode?: number;
-            /** @description integer, -32768 to 32767 */
-            CuTotalsUseCode?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CurrDivPayable?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CurrMonthPaidDiv?: number;
-            /** @description string, at most 40 characters */
-            Description?: string;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            DivAccrual?: number;
-            /** @description date */
-            DivAccrualDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            DivDisbUpdtActvtyD?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            DivFromOpen?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            DivLastYear?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            DivPeriodBalDays?: number;
-            /** @description date */
-            DivPeriodStart?: string | null;
-            /** @description integer, -32768 to 32767 */
-            DivPostCode?: number;
+            BondIntLastYear?: components["schemas"]["Money"];
+            BondIntYtd?: components["schemas"]["Money"];
+            Branch?: components["schemas"]["Short"];
+            BumpEffectiveDate?: components["schemas"]["UpdateDateOrNull"];
+            BumpExpirationDate?: components["schemas"]["UpdateDateOrNull"];
+            BumpRate?: components["schemas"]["Rate"];
+            CallItemSchd?: components["schemas"]["Short"];
+            CallItemSchdType?: components["schemas"]["Short"];
+            CappedFeesAmountCap?: components["schemas"]["Money"];
+            CappedFeesAmtPeriod?: components["schemas"]["Money"];
+            CappedFeesCntPeriod?: components["schemas"]["Short"];
+            CappedFeesCountCap?: components["schemas"]["Short"];
+            CddivAccrLastYr?: components["schemas"]["Money"];
+            CddivAccrYtd?: components["schemas"]["Money"];
+            CertificateNumber?: components["schemas"]["XmlText40"];
+            Chapter4WithheldLstYr?: components["schemas"]["Money"];
+            Chapter4WithheldYtd?: components["schemas"]["Money"];
+            Chapter4WithholdingCode?: components["schemas"]["Short"];
+            ChargeOffAmount?: components["schemas"]["Money"];
+            ChargeOffDate?: components["schemas"]["UpdateDateOrNull"];
+            ChargeOffType?: components["schemas"]["Short"];
+            CheckDigits?: components["schemas"]["XmlText40"];
+            CloseDate?: components["schemas"]["UpdateDateOrNull"];
+            CorporateUserTransferCode?: components["schemas"]["Short"];
+            CourtesyFeeLy?: components["schemas"]["Short"];
+            CourtesyFeeMtd?: components["schemas"]["Short"];
+            CourtesyFeeYtd?: components["schemas"]["Short"];
+            CourtesyPayLastYear?: components["schemas"]["Short"];
+            CourtesyPayMonthToDate?: components["schemas"]["Short"];
+            CourtesyPayYtd?: components["schemas"]["Short"];
+            CreatedAtBranch?: components["schemas"]["Short"];
+            CreatedByUser?: components["schemas"]["Short"];
+            CreditReportComment?: components["schemas"]["XmlText40"];
+            CreditReportCompliance?: components["schemas"]["XmlText40"];
+            CreditReportConsumerInfo?: components["schemas"]["XmlText40"];
+            CreditReportConsumerInfoDate?: components["schemas"]["UpdateDateOrNull"];
+            CreditReportLastStatus?: components["schemas"]["Short"];
+            CreditReportNumber?: components["schemas"]["XmlText40"];
+            CreditReportOccurDate?: components["schemas"]["UpdateDateOrNull"];
+            CreditReportOriginalAmountRptd?: components["schemas"]["Money"];
+            CreditReportingCode?: components["schemas"]["Short"];
+            CuTotalsUseCode?: components["schemas"]["Short"];
+            CurrDivPayable?: components["schemas"]["Money"];
+            CurrMonthPaidDiv?: components["schemas"]["Money"];
+            Description?: components["schemas"]["XmlText40"];
+            DivAccrual?: components["schemas"]["Money"];
+            DivAccrualDate?: components["schemas"]["UpdateDateOrNull"];
+            DivDisbUpdtActvtyD?: components["schemas"]["Short"];
+            DivFromOpen?: components["schemas"]["Money"];
+            DivLastYear?: components["schemas"]["Money"];
+            DivPeriodBalDays?: components["schemas"]["Money"];
+            DivPeriodStart?: components["schemas"]["UpdateDateOrNull"];
+            DivPostCode?: components["schemas"]["Short"];
             /** @description rate, 0 to 100 */
             DivRate?: number;
             /** @description integer, 0 to 9999 */
             DivType?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            DivYtd?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            DividendDue?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            DividendRateMargin?: number;
-            /** @description integer, -32768 to 32767 */
-            DividendRateMarginSign?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            DividendRateMax?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            DividendRateMin?: number;
-            /** @description date */
-            DividendRatePeriodDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            DividendRatePeriodFreq?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            EscrowLastYear?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            EscrowYtd?: number;
-            /** @description string, at most 40 characters */
-            EscrowedLoanId?: string;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            ExtAchXfrDailyLimitIn?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            ExtAchXfrDailyLimitOut?: number;
+            DivYtd?: components["schemas"]["Money"];
+            DividendDue?: components["schemas"]["Money"];
+            DividendRateMargin?: components["schemas"]["Rate"];
+            DividendRateMarginSign?: components["schemas"]["Short"];
+            DividendRateMax?: components["schemas"]["Rate"];
+            DividendRateMin?: components["schemas"]["Rate"];
+            DividendRatePeriodDate?: components["schemas"]["UpdateDateOrNull"];
+            DividendRatePeriodFreq?: components["schemas"]["Short"];
+            EscrowLastYear?: components["schemas"]["Money"];
+            EscrowYtd?: components["schemas"]["Money"];
+            EscrowedLoanId?: components["schemas"]["XmlText40"];
+            ExtAchXfrDailyLimitIn?: components["schemas"]["Money"];
+            ExtAchXfrDailyLimitOut?: components["schemas"]["Money"];
             /** @description integer, -32768 to 32767; at most 4 entries by EntryId, a null value removes the entry */
             FeeCount?: {
                 /** @description 1 to 4 */
                 EntryId: number;
                 FeeCount: number | null;
             }[];
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            FeeExemptCrtsyBal?: number;
+            FeeExemptCrtsyBal?: components["schemas"]["Money"];
             /** @description string, at most 4 characters, matching ^[0-9A-Za-z]{1,4}$, read-only: reported as a failed update */
-            Id?: string;
+            Id?: components["schemas"]["XmlText"];
             /** @description money, -9999999999999.99 to 9999999999999.99; at most 4 entries by EntryId, a null value removes the entry */
             InsuranceBalanceAge?: {
                 /** @description 1 to 4 */
                 EntryId: number;
                 InsuranceBalanceAge: number | null;
             }[];
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            InsuranceMaximum?: number;
-            /** @description integer, -32768 to 32767 */
-            InsuranceType?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            Irs1042SUfid?: number;
-            /** @description integer, -32768 to 32767 */
-            IrsCode?: number;
-            /** @description integer, -32768 to 32767 */
-            IrsPlan?: number;
-            /** @description date */
-            LastAccrualUpdateDate?: string | null;
-            /** @description date */
-            LastCrReportDate?: string | null;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            LastDirectDepAmt?: number;
-            /** @description date */
-            LastDirectDepDate?: string | null;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            LastDivAmount?: number;
-            /** @description date */
-            LastDivDate?: string | null;
+            InsuranceMaximum?: components["schemas"]["Money"];
+            InsuranceType?: components["schemas"]["Short"];
+            Irs1042SUfid?: components["schemas"]["Int"];
+            IrsCode?: components["schemas"]["Short"];
+            IrsPlan?: components["schemas"]["Short"];
+            LastAccrualUpdateDate?: components["schemas"]["UpdateDateOrNull"];
+            LastCrReportDate?: components["schemas"]["UpdateDateOrNull"];
+            LastDirectDepAmt?: components["schemas"]["Money"];
+            LastDirectDepDate?: components["schemas"]["UpdateDateOrNull"];
+            LastDivAmount?: components["schemas"]["Money"];
+            LastDivDate?: components["schemas"]["UpdateDateOrNull"];
             /** @description date, read-only: reported as a failed update */
-            LastFmDate?: string | null;
-            /** @description date */
-            LastPurgeDate?: string | null;
-            /** @description date */
-            LastTranDate?: string | null;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            LedgerAccrual?: number;
-            /** @description date */
-            LedgerAccrualDate?: string | null;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            LoanPaymentHold?: number;
-            /** @description date */
-            MaturityDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            MaturityPostCode?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            McDivLastYear?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            McDivYtd?: number;
-            /** @description integer, -32768 to 32767 */
-            MemberBranchSupport?: number;
-            /** @description integer, -32768 to 32767 */
-            MemberUserTransferCode?: number;
-            /** @description string, at most 40 characters */
-            MicrAcctNumber?: string;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MinimumBalance?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MinimumDeposit?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MinimumWithdrawal?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MtdAccruedDivs?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MtdEarnedDivs?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MtdPaidDivs?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            MtdPriorRateAccrual?: number;
-            /** @description date */
-            NegativeBalanceDate?: string | null;
-            /** @description date */
-            NegativeBalanceNoticeDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            NegativeBalanceNoticeNumber?: number;
-            /** @description integer, -32768 to 32767 */
-            NegativeBalanceNoticeType?: number;
-            /** @description string, at most 40 characters */
-            Nickname?: string;
-            /** @description integer, -32768 to 32767 */
-            NsfFeeLy?: number;
-            /** @description integer, -32768 to 32767 */
-            NsfFeeMtd?: number;
-            /** @description integer, -32768 to 32767 */
-            NsfFeeYtd?: number;
-            /** @description integer, -32768 to 32767 */
-            NsfLastYear?: number;
-            /** @description integer, -32768 to 32767 */
-            NsfMonthToDate?: number;
-            /** @description integer, -32768 to 32767 */
-            NsfYtd?: number;
+            LastFmDate?: components["schemas"]["UpdateDateOrNullValue"];
+            LastPurgeDate?: components["schemas"]["UpdateDateOrNull"];
+            LastTranDate?: components["schemas"]["UpdateDateOrNull"];
+            LedgerAccrual?: components["schemas"]["Money"];
+            LedgerAccrualDate?: components["schemas"]["UpdateDateOrNull"];
+            LoanPaymentHold?: components["schemas"]["Money"];
+            MaturityDate?: components["schemas"]["UpdateDateOrNull"];
+            MaturityPostCode?: components["schemas"]["Short"];
+            McDivLastYear?: components["schemas"]["Money"];
+            McDivYtd?: components["schemas"]["Money"];
+            MemberBranchSupport?: components["schemas"]["Short"];
+            MemberUserTransferCode?: components["schemas"]["Short"];
+            MicrAcctNumber?: components["schemas"]["XmlText40"];
+            MinimumBalance?: components["schemas"]["Money"];
+            MinimumDeposit?: components["schemas"]["Money"];
+            MinimumWithdrawal?: components["schemas"]["Money"];
+            MtdAccruedDivs?: components["schemas"]["Money"];
+            MtdEarnedDivs?: components["schemas"]["Money"];
+            MtdPaidDivs?: components["schemas"]["Money"];
+            MtdPriorRateAccrual?: components["schemas"]["Rate"];
+            NegativeBalanceDate?: components["schemas"]["UpdateDateOrNull"];
+            NegativeBalanceNoticeDate?: components["schemas"]["UpdateDateOrNull"];
+            NegativeBalanceNoticeNumber?: components["schemas"]["Short"];
+            NegativeBalanceNoticeType?: components["schemas"]["Short"];
+            Nickname?: components["schemas"]["XmlText40"];
+            NsfFeeLy?: components["schemas"]["Short"];
+            NsfFeeMtd?: components["schemas"]["Short"];
+            NsfFeeYtd?: components["schemas"]["Short"];
+            NsfLastYear?: components["schemas"]["Short"];
+            NsfMonthToDate?: components["schemas"]["Short"];
+            NsfYtd?: components["schemas"]["Short"];
             /** @description string, at most 40 characters; at most 4 entries by EntryId, a null value removes the entry */
             OdtAuthFeeSrcCodeList?: {
                 /** @description 1 to 4 */
                 EntryId: number;
-                OdtAuthFeeSrcCodeList: string | null;
+                OdtAuthFeeSrcCodeList: components["schemas"]["XmlTextOrNull"];
             }[];
-            /** @description date */
-            OpenDate?: string | null;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            OriginalBalance?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            OriginalDeposit?: number;
-            /** @description date */
-            OriginalDepositDate?: string | null;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            OverdraftFeeLastYr?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            OverdraftFeeYtd?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            OverdraftTolerance?: number;
+            OpenDate?: components["schemas"]["UpdateDateOrNull"];
+            OriginalBalance?: components["schemas"]["Money"];
+            OriginalDeposit?: components["schemas"]["Money"];
+            OriginalDepositDate?: components["schemas"]["UpdateDateOrNull"];
+            OverdraftFeeLastYr?: components["schemas"]["Money"];
+            OverdraftFeeYtd?: components["schemas"]["Money"];
+            OverdraftTolerance?: components["schemas"]["Money"];
             /** @description string, at most 40 characters; at most 6 entries by EntryId, a null value removes the entry */
             PayeeLine?: {
                 /** @description 1 to 6 */
                 EntryId: number;
-                PayeeLine: string | null;
+                PayeeLine: components["schemas"]["XmlTextOrNull"];
             }[];
-            /** @description integer, -2147483648 to 2147483647 */
-            PayeeNameLocator?: number;
-            /** @description integer, -32768 to 32767 */
-            PayeeNameType?: number;
+            PayeeNameLocator?: components["schemas"]["Int"];
+            PayeeNameType?: components["schemas"]["Short"];
             /** @description string, at most 40 characters; at most 3 entries by EntryId, a null value removes the entry */
             PayeePhone?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                PayeePhone: string | null;
+                PayeePhone: components["schemas"]["XmlTextOrNull"];
             }[];
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            PenaltyLastYear?: number;
-            /** @description integer, -32768 to 32767 */
-            PenaltyType?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            PenaltyYtd?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            PeriodicCap?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            PeriodicStartRate?: number;
-            /** @description integer, -32768 to 32767 */
-            PositivePayDraft?: number;
+            PenaltyLastYear?: components["schemas"]["Money"];
+            PenaltyType?: components["schemas"]["Short"];
+            PenaltyYtd?: components["schemas"]["Money"];
+            PeriodicCap?: components["schemas"]["Money"];
+            PeriodicStartRate?: components["schemas"]["Rate"];
+            PositivePayDraft?: components["schemas"]["Short"];
             /** @description money, -9999999999999.99 to 9999999999999.99; at most 3 entries by EntryId, a null value removes the entry */
             PreMthDivAccrued?: {
                 /** @description 1 to 3 */
@@ -5347,88 +4637,51 @@ export interface components {
                 EntryId: number;
                 PreMthDivPaid: number | null;
             }[];
-            /** @description integer, -32768 to 32767 */
-            PutItemSchd?: number;
-            /** @description integer, -32768 to 32767 */
-            PutItemSchdType?: number;
-            /** @description date */
-            RecordChangeDate?: string | null;
-            /** @description string, at most 40 characters */
-            Reference?: string;
-            /** @description integer, -32768 to 32767 */
-            RegDCheckCount?: number;
-            /** @description integer, -32768 to 32767 */
-            RegDCtrStartDay?: number;
-            /** @description integer, -32768 to 32767 */
-            RegDTransferCount?: number;
-            /** @description integer, -32768 to 32767 */
-            RegECount?: number;
-            /** @description integer, -32768 to 32767 */
-            RenewShareType?: number;
-            /** @description integer, -32768 to 32767 */
-            RenewTermFreq?: number;
-            /** @description integer, -32768 to 32767 */
-            RenewTermPeriod?: number;
+            PutItemSchd?: components["schemas"]["Short"];
+            PutItemSchdType?: components["schemas"]["Short"];
+            RecordChangeDate?: components["schemas"]["UpdateDateOrNull"];
+            Reference?: components["schemas"]["XmlText40"];
+            RegDCheckCount?: components["schemas"]["Short"];
+            RegDCtrStartDay?: components["schemas"]["Short"];
+            RegDTransferCount?: components["schemas"]["Short"];
+            RegECount?: components["schemas"]["Short"];
+            RenewShareType?: components["schemas"]["Short"];
+            RenewTermFreq?: components["schemas"]["Short"];
+            RenewTermPeriod?: components["schemas"]["Short"];
             /** @description integer, -32768 to 32767; at most 8 entries by EntryId, a null value removes the entry */
             Service?: {
                 /** @description 1 to 8 */
                 EntryId: number;
                 Service: number | null;
             }[];
-            /** @description integer, -32768 to 32767 */
-            ShareCode?: number;
-            /** @description integer, -32768 to 32767 */
-            StateWithholdingCode?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            StateWithholdingLastQtr?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            StateWithholdingLastYear?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            StateWithholdingQtd?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            StateWithholdingYtd?: number;
-            /** @description date */
-            StatementDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            StatementGroup?: number;
-            /** @description integer, -32768 to 32767 */
-            StatementMailCode?: number;
-            /** @description date */
-            StatementPrevDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            SweepBalanceType?: number;
-            /** @description integer, -32768 to 32767 */
-            SweepPriority?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            SweepTargetMaximum?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            SweepTargetMinimum?: number;
-            /** @description integer, -32768 to 32767 */
-            TermFrequency?: number;
-            /** @description integer, -32768 to 32767 */
-            TermPeriod?: number;
+            ShareCode?: components["schemas"]["Short"];
+            StateWithholdingCode?: components["schemas"]["Short"];
+            StateWithholdingLastQtr?: components["schemas"]["Money"];
+            StateWithholdingLastYear?: components["schemas"]["Money"];
+            StateWithholdingQtd?: components["schemas"]["Money"];
+            StateWithholdingYtd?: components["schemas"]["Money"];
+            StatementDate?: components["schemas"]["UpdateDateOrNull"];
+            StatementGroup?: components["schemas"]["Short"];
+            StatementMailCode?: components["schemas"]["Short"];
+            StatementPrevDate?: components["schemas"]["UpdateDateOrNull"];
+            SweepBalanceType?: components["schemas"]["Short"];
+            SweepPriority?: components["schemas"]["Short"];
+            SweepTargetMaximum?: components["schemas"]["Money"];
+            SweepTargetMinimum?: components["schemas"]["Money"];
+            TermFrequency?: components["schemas"]["Short"];
+            TermPeriod?: components["schemas"]["Short"];
             /** @description integer, 0 to 9999 */
             Type?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UnpaidFeeLastYear?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UnpaidFeeYtd?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount1?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount2?: number;
-            /** @description string, at most 40 characters */
-            UserChar1?: string;
-            /** @description string, at most 40 characters */
-            UserChar2?: string;
-            /** @description string, at most 40 characters */
-            UserChar3?: string;
-            /** @description string, at most 40 characters */
-            UserChar4?: string;
-            /** @description date */
-            UserDate1?: string | null;
-            /** @description date */
-            UserDate2?: string | null;
+            UnpaidFeeLastYear?: components["schemas"]["Money"];
+            UnpaidFeeYtd?: components["schemas"]["Money"];
+            UserAmount1?: components["schemas"]["Money"];
+            UserAmount2?: components["schemas"]["Money"];
+            UserChar1?: components["schemas"]["XmlText40"];
+            UserChar2?: components["schemas"]["XmlText40"];
+            UserChar3?: components["schemas"]["XmlText40"];
+            UserChar4?: components["schemas"]["XmlText40"];
+            UserDate1?: components["schemas"]["UpdateDateOrNull"];
+            UserDate2?: components["schemas"]["UpdateDateOrNull"];
             /** @description integer, -32768 to 32767; at most 20 entries by EntryId, a null value removes the entry */
             WarningCode?: {
                 /** @description 1 to 20 */
@@ -5439,37 +4692,24 @@ export interface components {
             WarningExpiration?: {
                 /** @description 1 to 20 */
                 EntryId: number;
-                WarningExpiration: string | null;
+                WarningExpiration: components["schemas"]["UpdateDateOrNullValue"];
             }[];
-            /** @description integer, -32768 to 32767 */
-            WithdrawalCount?: number;
-            /** @description integer, -32768 to 32767 */
-            WithdrawalFeeCount?: number;
-            /** @description integer, -32768 to 32767 */
-            WithdrawalFeeType?: number;
-            /** @description integer, -32768 to 32767 */
-            WithdrawalLimit?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            WithdrawnFromOpen?: number;
-            /** @description integer, -32768 to 32767 */
-            WithholdingCode?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            WithholdingLastYear?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            WithholdingYtd?: number;
-            /** @description integer, -32768 to 32767 */
-            XfrLastYear?: number;
-            /** @description integer, -32768 to 32767 */
-            XfrMonthToDate?: number;
-            /** @description integer, -32768 to 32767 */
-            XfrYtd?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            YearEndBalance?: number;
+            WithdrawalCount?: components["schemas"]["Short"];
+            WithdrawalFeeCount?: components["schemas"]["Short"];
+            WithdrawalFeeType?: components["schemas"]["Short"];
+            WithdrawalLimit?: components["schemas"]["Short"];
+            WithdrawnFromOpen?: components["schemas"]["Money"];
+            WithholdingCode?: components["schemas"]["Short"];
+            WithholdingLastYear?: components["schemas"]["Money"];
+            WithholdingYtd?: components["schemas"]["Money"];
+            XfrLastYear?: components["schemas"]["Short"];
+            XfrMonthToDate?: components["schemas"]["Short"];
+            XfrYtd?: components["schemas"]["Short"];
+            YearEndBalance?: components["schemas"]["Money"];
         };
         /** @description Fields of ShareAnalysis to update (persistent family). */
         ShareAnalysisFields: {
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CashAmtTotal?: number;
+            CashAmtTotal?: components["schemas"]["Money"];
             /** @description integer, -32768 to 32767; at most 100 entries by EntryId, a null value removes the entry */
             Counter?: {
                 /** @description 1 to 100 */
@@ -5480,36 +4720,28 @@ export interface components {
             Locator?: number;
             /** @description integer, 0 to 9999 */
             Plan?: number;
-            /** @description date */
-            RecordChangeDate?: string | null;
-            /** @description date */
-            StatementDate?: string | null;
+            RecordChangeDate?: components["schemas"]["UpdateDateOrNull"];
+            StatementDate?: components["schemas"]["UpdateDateOrNull"];
             /** @description integer, 0 to 9999 */
             StatementGroup?: number;
-            /** @description date */
-            StatementPrevDate?: string | null;
+            StatementPrevDate?: components["schemas"]["UpdateDateOrNull"];
         };
         /** @description Fields of ShareAnalysisGroup to update (persistent family). */
         ShareAnalysisGroupFields: {
             /** @description string, at most 10 characters, matching ^[0-9]{10}$ */
-            AccountNumber?: string;
-            /** @description string, at most 40 characters */
-            Comment1?: string;
+            AccountNumber?: components["schemas"]["XmlText"];
+            Comment1?: components["schemas"]["XmlText40"];
             /** @description string, at most 4 characters */
-            Id?: string;
+            Id?: components["schemas"]["XmlText"];
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
-            /** @description date */
-            RecordChangeDate?: string | null;
+            RecordChangeDate?: components["schemas"]["UpdateDateOrNull"];
         };
         /** @description Fields of ShareAnalysisPlan to update (persistent family). */
         ShareAnalysisPlanFields: {
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CashAmountFree?: number;
-            /** @description integer, -32768 to 32767 */
-            CashAtmTotals?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            CashRate?: number;
+            CashAmountFree?: components["schemas"]["Money"];
+            CashAtmTotals?: components["schemas"]["Short"];
+            CashRate?: components["schemas"]["Rate"];
             /** @description money, 0 to 9999999999999.99; at most 100 entries by EntryId, a null value removes the entry */
             Charge?: {
                 /** @description 1 to 100 */
@@ -5524,14 +4756,10 @@ export interface components {
             }[];
             /** @description integer, 0 to 9999 */
             DefinedCode?: number;
-            /** @description string, at most 40 characters */
-            Description?: string;
-            /** @description integer, -32768 to 32767 */
-            EarnRateMethod?: number;
-            /** @description date */
-            EffectiveDate?: string | null;
-            /** @description date */
-            ExpirationDate?: string | null;
+            Description?: components["schemas"]["XmlText40"];
+            EarnRateMethod?: components["schemas"]["Short"];
+            EffectiveDate?: components["schemas"]["UpdateDateOrNull"];
+            ExpirationDate?: components["schemas"]["UpdateDateOrNull"];
             /** @description integer, -32768 to 32767; at most 100 entries by EntryId, a null value removes the entry */
             Free?: {
                 /** @description 1 to 100 */
@@ -5540,88 +4768,55 @@ export interface components {
             }[];
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MaintenanceCharge?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MaximumCharge?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MinimumCharge?: number;
+            MaintenanceCharge?: components["schemas"]["Money"];
+            MaximumCharge?: components["schemas"]["Money"];
+            MinimumCharge?: components["schemas"]["Money"];
             /** @description integer, 0 to 9999 */
             Plan?: number;
-            /** @description date */
-            RecordChangeDate?: string | null;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            Tier1Balance?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            Tier1EarnRate?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            Tier2Balance?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            Tier2EarnRate?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            Tier3Balance?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            Tier3EarnRate?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            Tier4Balance?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            Tier4EarnRate?: number;
+            RecordChangeDate?: components["schemas"]["UpdateDateOrNull"];
+            Tier1Balance?: components["schemas"]["Money"];
+            Tier1EarnRate?: components["schemas"]["Rate"];
+            Tier2Balance?: components["schemas"]["Money"];
+            Tier2EarnRate?: components["schemas"]["Rate"];
+            Tier3Balance?: components["schemas"]["Money"];
+            Tier3EarnRate?: components["schemas"]["Rate"];
+            Tier4Balance?: components["schemas"]["Money"];
+            Tier4EarnRate?: components["schemas"]["Rate"];
         };
         /** @description Fields of ShareCheckOrder to update (persistent family). */
         ShareCheckOrderFields: {
-            /** @description string, at most 40 characters */
-            Accent?: string;
-            /** @description integer, -32768 to 32767 */
-            AcctAddrInkColor?: number;
-            /** @description integer, -32768 to 32767 */
-            BillingCode?: number;
-            /** @description string, at most 40 characters */
-            Binding?: string;
-            /** @description integer, -32768 to 32767 */
-            Branch?: number;
-            /** @description integer, -32768 to 32767 */
-            BusBindingStyle?: number;
+            Accent?: components["schemas"]["XmlText40"];
+            AcctAddrInkColor?: components["schemas"]["Short"];
+            BillingCode?: components["schemas"]["Short"];
+            Binding?: components["schemas"]["XmlText40"];
+            Branch?: components["schemas"]["Short"];
+            BusBindingStyle?: components["schemas"]["Short"];
             /** @description string, at most 40 characters; at most 8 entries by EntryId, a null value removes the entry */
             BusCaptions?: {
                 /** @description 1 to 8 */
                 EntryId: number;
-                BusCaptions: string | null;
+                BusCaptions: components["schemas"]["XmlTextOrNull"];
             }[];
-            /** @description integer, -32768 to 32767 */
-            BusNumCopies?: number;
-            /** @description string, at most 40 characters */
-            BusVoucherNumber?: string;
-            /** @description string, at most 40 characters */
-            BusinessSerial?: string;
-            /** @description integer, -32768 to 32767 */
-            ChargeShipping?: number;
-            /** @description string, at most 40 characters */
-            CheckInitials?: string;
-            /** @description string, at most 10 characters */
-            CheckStyle?: string;
-            /** @description integer, -32768 to 32767 */
-            CheckType?: number;
-            /** @description string, at most 40 characters */
-            CoverInitials?: string;
-            /** @description string, at most 40 characters */
-            CoverStyle?: string;
-            /** @description integer, -32768 to 32767 */
-            CutInkColor?: number;
-            /** @description string, at most 40 characters */
-            CutNumber?: string;
-            /** @description string, at most 40 characters */
-            Design?: string;
-            /** @description string, at most 40 characters */
-            ImprintCity?: string;
-            /** @description integer, -32768 to 32767 */
-            ImprintFont?: number;
-            /** @description integer, -32768 to 32767 */
-            ImprintJustify?: number;
+            BusNumCopies?: components["schemas"]["Short"];
+            BusVoucherNumber?: components["schemas"]["XmlText40"];
+            BusinessSerial?: components["schemas"]["XmlText40"];
+            ChargeShipping?: components["schemas"]["Short"];
+            CheckInitials?: components["schemas"]["XmlText40"];
+            CheckStyle?: components["schemas"]["XmlText10"];
+            CheckType?: components["schemas"]["Short"];
+            CoverInitials?: components["schemas"]["XmlText40"];
+            CoverStyle?: components["schemas"]["XmlText40"];
+            CutInkColor?: components["schemas"]["Short"];
+            CutNumber?: components["schemas"]["XmlText40"];
+            Design?: components["schemas"]["XmlText40"];
+            ImprintCity?: components["schemas"]["XmlText40"];
+            ImprintFont?: components["schemas"]["Short"];
+            ImprintJustify?: components["schemas"]["Short"];
             /** @description string, at most 40 characters; at most 6 entries by EntryId, a null value removes the entry */
             ImprintLine?: {
                 /** @description 1 to 6 */
                 EntryId: number;
-                ImprintLine: string | null;
+                ImprintLine: components["schemas"]["XmlTextOrNull"];
             }[];
             /** @description integer, -32768 to 32767; at most 6 entries by EntryId, a null value removes the entry */
             ImprintLineSize?: {
@@ -5629,29 +4824,23 @@ export interface components {
                 EntryId: number;
                 ImprintLineSize: number | null;
             }[];
-            /** @description string, at most 40 characters */
-            ImprintPhone?: string;
-            /** @description string, at most 40 characters */
-            ImprintState?: string;
+            ImprintPhone?: components["schemas"]["XmlText40"];
+            ImprintState?: components["schemas"]["XmlText40"];
             /** @description integer, -32768 to 32767; at most 6 entries by EntryId, a null value removes the entry */
             ImprintUsage?: {
                 /** @description 1 to 6 */
                 EntryId: number;
                 ImprintUsage: number | null;
             }[];
-            /** @description string, at most 40 characters */
-            ImprintZipCode?: string;
-            /** @description date */
-            LastFmDate?: string | null;
-            /** @description date */
-            LastFreeOrder?: string | null;
-            /** @description date */
-            LastOrderDate?: string | null;
+            ImprintZipCode?: components["schemas"]["XmlText40"];
+            LastFmDate?: components["schemas"]["UpdateDateOrNull"];
+            LastFreeOrder?: components["schemas"]["UpdateDateOrNull"];
+            LastOrderDate?: components["schemas"]["UpdateDateOrNull"];
             /** @description string, at most 40 characters; at most 2 entries by EntryId, a null value removes the entry */
             License?: {
                 /** @description 1 to 2 */
                 EntryId: number;
-                License: string | null;
+                License: components["schemas"]["XmlTextOrNull"];
             }[];
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
@@ -5659,125 +4848,82 @@ export interface components {
             MailAddress?: {
                 /** @description 1 to 6 */
                 EntryId: number;
-                MailAddress: string | null;
+                MailAddress: components["schemas"]["XmlTextOrNull"];
             }[];
-            /** @description string, at most 40 characters */
-            MailCity?: string;
-            /** @description string, at most 40 characters */
-            MailState?: string;
-            /** @description string, at most 40 characters */
-            MailZipCode?: string;
-            /** @description string, at most 40 characters */
-            MicrLine?: string;
-            /** @description integer, -32768 to 32767 */
-            NumberSigLines?: number;
-            /** @description date */
-            OpenDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            OverSigFont?: number;
-            /** @description integer, -32768 to 32767 */
-            OverSigJustify?: number;
+            MailCity?: components["schemas"]["XmlText40"];
+            MailState?: components["schemas"]["XmlText40"];
+            MailZipCode?: components["schemas"]["XmlText40"];
+            MicrLine?: components["schemas"]["XmlText40"];
+            NumberSigLines?: components["schemas"]["Short"];
+            OpenDate?: components["schemas"]["UpdateDateOrNull"];
+            OverSigFont?: components["schemas"]["Short"];
+            OverSigJustify?: components["schemas"]["Short"];
             /** @description string, at most 40 characters; at most 2 entries by EntryId, a null value removes the entry */
             OverSigLine?: {
                 /** @description 1 to 2 */
                 EntryId: number;
-                OverSigLine: string | null;
+                OverSigLine: components["schemas"]["XmlTextOrNull"];
             }[];
-            /** @description integer, -32768 to 32767 */
-            OverSigLineSize?: number;
-            /** @description string, at most 40 characters */
-            Phantom?: string;
-            /** @description string, at most 40 characters */
-            PoNumber?: string;
-            /** @description integer, -32768 to 32767 */
-            Processor?: number;
-            /** @description string, at most 40 characters */
-            PromoNumber?: string;
+            OverSigLineSize?: components["schemas"]["Short"];
+            Phantom?: components["schemas"]["XmlText40"];
+            PoNumber?: components["schemas"]["XmlText40"];
+            Processor?: components["schemas"]["Short"];
+            PromoNumber?: components["schemas"]["XmlText40"];
             /** @description integer, 0 to 9999 */
             Quantity?: number;
-            /** @description date */
-            RecordChangeDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            RerunReason?: number;
+            RecordChangeDate?: components["schemas"]["UpdateDateOrNull"];
+            RerunReason?: components["schemas"]["Short"];
             /** @description integer, 0 to 9999 */
             ShipMethod?: number;
-            /** @description integer, -32768 to 32767 */
-            ShipTo?: number;
-            /** @description string, at most 40 characters */
-            SigFigure?: string;
+            ShipTo?: components["schemas"]["Short"];
+            SigFigure?: components["schemas"]["XmlText40"];
             /** @description string, at most 40 characters; at most 8 entries by EntryId, a null value removes the entry */
             SpecialInstr?: {
                 /** @description 1 to 8 */
                 EntryId: number;
-                SpecialInstr: string | null;
+                SpecialInstr: components["schemas"]["XmlTextOrNull"];
             }[];
             /** @description string, at most 9 characters, matching ^[0-9]{9}$; at most 2 entries by EntryId, a null value removes the entry */
             Ssn?: {
                 /** @description 1 to 2 */
                 EntryId: number;
-                Ssn: string | null;
+                Ssn: components["schemas"]["XmlTextOrNull"];
             }[];
             /** @description integer, 0 to 2147483647 */
             StartNumber?: number;
             /** @description integer, 0 to 9999 */
             Status?: number;
-            /** @description date */
-            StatusDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            TaxExemptCode?: number;
-            /** @description integer, -32768 to 32767 */
-            TitleInkColor?: number;
-            /** @description integer, -32768 to 32767 */
-            UserId?: number;
+            StatusDate?: components["schemas"]["UpdateDateOrNull"];
+            TaxExemptCode?: components["schemas"]["Short"];
+            TitleInkColor?: components["schemas"]["Short"];
+            UserId?: components["schemas"]["Short"];
         };
         /** @description Fields of ShareHold to update (persistent family). */
         ShareHoldFields: {
-            /** @description integer, -32768 to 32767 */
-            AchRecurringStop?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            Amount?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            AvailableBalance?: number;
-            /** @description date */
-            EffectiveDate?: string | null;
-            /** @description date */
-            ExpirationDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            ExpirationTime?: number;
-            /** @description integer, -32768 to 32767 */
-            FeeCode?: number;
-            /** @description string, at most 40 characters */
-            FeeDescription?: string;
-            /** @description date */
-            HoldCreationDate?: string | null;
-            /** @description string, at most 40 characters */
-            HoldCreationTime?: string;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            LedgerBalance?: number;
+            AchRecurringStop?: components["schemas"]["Short"];
+            Amount?: components["schemas"]["Money"];
+            AvailableBalance?: components["schemas"]["Money"];
+            EffectiveDate?: components["schemas"]["UpdateDateOrNull"];
+            ExpirationDate?: components["schemas"]["UpdateDateOrNull"];
+            ExpirationTime?: components["schemas"]["Short"];
+            FeeCode?: components["schemas"]["Short"];
+            FeeDescription?: components["schemas"]["XmlText40"];
+            HoldCreationDate?: components["schemas"]["UpdateDateOrNull"];
+            HoldCreationTime?: components["schemas"]["XmlText40"];
+            LedgerBalance?: components["schemas"]["Money"];
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
-            /** @description date */
-            MatchDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            MatchTime?: number;
-            /** @description string, at most 40 characters */
-            MemberBranch?: string;
-            /** @description string, at most 40 characters */
-            PayeeName?: string;
-            /** @description date */
-            RecordChangeDate?: string | null;
-            /** @description string, at most 40 characters */
-            Reference1?: string;
-            /** @description string, at most 40 characters */
-            Reference2?: string;
-            /** @description string, at most 40 characters */
-            Reference3?: string;
-            /** @description string, at most 40 characters */
-            Reference4?: string;
-            /** @description integer, -32768 to 32767 */
-            StopPayCode?: number;
-            /** @description integer, -32768 to 32767 */
-            TransactionType?: number;
+            MatchDate?: components["schemas"]["UpdateDateOrNull"];
+            MatchTime?: components["schemas"]["Short"];
+            MemberBranch?: components["schemas"]["XmlText40"];
+            PayeeName?: components["schemas"]["XmlText40"];
+            RecordChangeDate?: components["schemas"]["UpdateDateOrNull"];
+            Reference1?: components["schemas"]["XmlText40"];
+            Reference2?: components["schemas"]["XmlText40"];
+            Reference3?: components["schemas"]["XmlText40"];
+            Reference4?: components["schemas"]["XmlText40"];
+            StopPayCode?: components["schemas"]["Short"];
+            TransactionType?: components["schemas"]["Short"];
             /** @description integer, 0 to 9999 */
             Type?: number;
         };
@@ -5785,166 +4931,104 @@ export interface components {
         ShareNoteFields: {
             /** @description integer, 0 to 9999 */
             Code?: number;
-            /** @description date */
-            EnterDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            EnterTime?: number;
-            /** @description date */
-            ExpirationDate?: string | null;
-            /** @description string, at most 40 characters */
-            Id?: string;
-            /** @description integer, -32768 to 32767 */
-            IdType?: number;
+            EnterDate?: components["schemas"]["UpdateDateOrNull"];
+            EnterTime?: components["schemas"]["Short"];
+            ExpirationDate?: components["schemas"]["UpdateDateOrNull"];
+            Id?: components["schemas"]["XmlText40"];
+            IdType?: components["schemas"]["Short"];
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
-            /** @description date */
-            RecordChangeDate?: string | null;
+            RecordChangeDate?: components["schemas"]["UpdateDateOrNull"];
             /** @description string, at most 40 characters; at most 50 entries by EntryId, a null value removes the entry */
             Text?: {
                 /** @description 1 to 50 */
                 EntryId: number;
-                Text: string | null;
+                Text: components["schemas"]["XmlTextOrNull"];
             }[];
-            /** @description integer, -2147483648 to 2147483647 */
-            TextLineCount?: number;
-            /** @description integer, -32768 to 32767 */
-            UserId?: number;
-            /** @description integer, -32768 to 32767 */
-            VoidFlag?: number;
-            /** @description integer, -32768 to 32767 */
-            VoidedBy?: number;
+            TextLineCount?: components["schemas"]["Int"];
+            UserId?: components["schemas"]["Short"];
+            VoidFlag?: components["schemas"]["Short"];
+            VoidedBy?: components["schemas"]["Short"];
         };
         /** @description Fields of ShareTransfer to update (persistent family). */
         ShareTransferFields: {
             /** @description string, at most 10 characters, matching ^[0-9]{10}$ */
-            AccountNumber?: string;
+            AccountNumber?: components["schemas"]["XmlText"];
             /** @description money, 0 to 9999999999999.99 */
             Amount?: number;
-            /** @description integer, -32768 to 32767 */
-            AmountOption?: number;
+            AmountOption?: components["schemas"]["Short"];
             /** @description integer, 0 to 31 */
             Day1?: number;
             /** @description integer, 0 to 31 */
             Day2?: number;
-            /** @description date */
-            EffectiveDate?: string | null;
-            /** @description date */
-            ExpirationDate?: string | null;
-            /** @description string, at most 40 characters */
-            ExtLoanAccount?: string;
+            EffectiveDate?: components["schemas"]["UpdateDateOrNull"];
+            ExpirationDate?: components["schemas"]["UpdateDateOrNull"];
+            ExtLoanAccount?: components["schemas"]["XmlText40"];
             /** @description integer, 0 to 9999 */
             Frequency?: number;
             /** @description string, at most 4 characters */
-            Id?: string;
+            Id?: components["schemas"]["XmlText"];
             /** @description integer, 0 to 9999 */
             IdType?: number;
-            /** @description date */
-            LastDate?: string | null;
+            LastDate?: components["schemas"]["UpdateDateOrNull"];
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
-            /** @description integer, -32768 to 32767 */
-            MaturityCheck?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MaximumBalance?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MinimumBalance?: number;
-            /** @description date */
-            NextDate?: string | null;
+            MaturityCheck?: components["schemas"]["Short"];
+            MaximumBalance?: components["schemas"]["Money"];
+            MinimumBalance?: components["schemas"]["Money"];
+            NextDate?: components["schemas"]["UpdateDateOrNull"];
             /** @description integer, 0 to 9999 */
             PaymentType?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            Percent?: number;
-            /** @description date */
-            RecordChangeDate?: string | null;
+            Percent?: components["schemas"]["Rate"];
+            RecordChangeDate?: components["schemas"]["UpdateDateOrNull"];
             /** @description integer, 0 to 9999 */
             RegE?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            SweepFee?: number;
-            /** @description string, at most 40 characters */
-            SweepFeeId?: string;
-            /** @description integer, -32768 to 32767 */
-            SweepFeeIdType?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            SweepMinimum?: number;
+            SweepFee?: components["schemas"]["Money"];
+            SweepFeeId?: components["schemas"]["XmlText40"];
+            SweepFeeIdType?: components["schemas"]["Short"];
+            SweepMinimum?: components["schemas"]["Money"];
             /** @description integer, 0 to 9999 */
             Type?: number;
         };
         /** @description Fields of ShareName to update (persistent family). */
         ShareNameFields: {
-            /** @description date */
-            ActiveDutySeparationDate?: string | null;
-            /** @description date */
-            ActiveDutyStartDate?: string | null;
-            /** @description date */
-            ActiveDutyVerificationDate?: string | null;
-            /** @description date */
-            AddrCreateDate?: string | null;
-            /** @description date */
-            AddrDisconnectDate?: string | null;
-            /** @description date */
-            AddrFmLastDate?: string | null;
-            /** @description date */
-            AddrFmLastPurgeDate?: string | null;
-            /** @description date */
-            AddrRecordChangeDate?: string | null;
-            /** @description date */
-            AddrExpDate?: string | null;
-            /** @description date */
-            BirthDate?: string | null;
-            /** @description date */
-            CrAddrChgDate?: string | null;
-            /** @description date */
-            CrNameChgDate?: string | null;
-            /** @description date */
-            CrSsnChgDate?: string | null;
-            /** @description date */
-            CreditReportAddrIndicatorDate?: string | null;
-            /** @description date */
-            CreditReportConsumerInfoDate?: string | null;
-            /** @description date */
-            CurrMonthPayChgDate?: string | null;
-            /** @description date */
-            DeathDate?: string | null;
-            /** @description date */
-            EffectiveDate?: string | null;
-            /** @description date */
-            ExpirationDate?: string | null;
-            /** @description date */
-            FmLastPurgeDate?: string | null;
-            /** @description date */
-            LastAddrChgDate?: string | null;
-            /** @description date */
-            LastAddrVerifDate?: string | null;
-            /** @description date */
-            LastFmDate?: string | null;
-            /** @description date */
-            MbrActivityDate?: string | null;
-            /** @description date */
-            MbrAddrNumLinkChgDate?: string | null;
-            /** @description date */
-            MbrCreateDate?: string | null;
-            /** @description date */
-            MbrDisconnectDate?: string | null;
-            /** @description date */
-            MbrExpDate?: string | null;
-            /** @description date */
-            MbrFmLastDate?: string | null;
-            /** @description date */
-            MbrFmLastPurgeDate?: string | null;
-            /** @description date */
-            MbrRecordChangeDate?: string | null;
-            /** @description date */
-            MbrStatusFmDate?: string | null;
-            /** @description date */
-            MemberNumLinkChgDate?: string | null;
-            /** @description date */
-            RecordChangeDate?: string | null;
-            /** @description date */
-            UserDate1?: string | null;
-            /** @description date */
-            UserDate2?: string | null;
-            /** @description date */
-            W8ExpirationDate?: string | null;
+            ActiveDutySeparationDate?: components["schemas"]["UpdateDateOrNull"];
+            ActiveDutyStartDate?: components["schemas"]["UpdateDateOrNull"];
+            ActiveDutyVerificationDate?: components["schemas"]["UpdateDateOrNull"];
+            AddrCreateDate?: components["schemas"]["UpdateDateOrNull"];
+            AddrDisconnectDate?: components["schemas"]["UpdateDateOrNull"];
+            AddrFmLastDate?: components["schemas"]["UpdateDateOrNull"];
+            AddrFmLastPurgeDate?: components["schemas"]["UpdateDateOrNull"];
+            AddrRecordChangeDate?: components["schemas"]["UpdateDateOrNull"];
+            AddrExpDate?: components["schemas"]["UpdateDateOrNull"];
+            BirthDate?: components["schemas"]["UpdateDateOrNull"];
+            CrAddrChgDate?: components["schemas"]["UpdateDateOrNull"];
+            CrNameChgDate?: components["schemas"]["UpdateDateOrNull"];
+            CrSsnChgDate?: components["schemas"]["UpdateDateOrNull"];
+            CreditReportAddrIndicatorDate?: components["schemas"]["UpdateDateOrNull"];
+            CreditReportConsumerInfoDate?: components["schemas"]["UpdateDateOrNull"];
+            CurrMonthPayChgDate?: components["schemas"]["UpdateDateOrNull"];
+            DeathDate?: components["schemas"]["UpdateDateOrNull"];
+            EffectiveDate?: components["schemas"]["UpdateDateOrNull"];
+            ExpirationDate?: components["schemas"]["UpdateDateOrNull"];
+            FmLastPurgeDate?: components["schemas"]["UpdateDateOrNull"];
+            LastAddrChgDate?: components["schemas"]["UpdateDateOrNull"];
+            LastAddrVerifDate?: components["schemas"]["UpdateDateOrNull"];
+            LastFmDate?: components["schemas"]["UpdateDateOrNull"];
+            MbrActivityDate?: components["schemas"]["UpdateDateOrNull"];
+            MbrAddrNumLinkChgDate?: components["schemas"]["UpdateDateOrNull"];
+            MbrCreateDate?: components["schemas"]["UpdateDateOrNull"];
+            MbrDisconnectDate?: components["schemas"]["UpdateDateOrNull"];
+            MbrExpDate?: components["schemas"]["UpdateDateOrNull"];
+            MbrFmLastDate?: components["schemas"]["UpdateDateOrNull"];
+            MbrFmLastPurgeDate?: components["schemas"]["UpdateDateOrNull"];
+            MbrRecordChangeDate?: components["schemas"]["UpdateDateOrNull"];
+            MbrStatusFmDate?: components["schemas"]["UpdateDateOrNull"];
+            MemberNumLinkChgDate?: components["schemas"]["UpdateDateOrNull"];
+            RecordChangeDate?: components["schemas"]["UpdateDateOrNull"];
+            UserDate1?: components["schemas"]["UpdateDateOrNull"];
+            UserDate2?: components["schemas"]["UpdateDateOrNull"];
+            W8ExpirationDate?: components["schemas"]["UpdateDateOrNull"];
             /** @description integer, 0 to 9999 */
             ActiveDuty?: number;
             /** @description integer, 0 to 9999 */
@@ -6011,124 +5095,80 @@ export interface components {
             Type?: number;
             /** @description integer, 0 to 9999 */
             UsPersonFlag?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount1?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount2?: number;
+            UserAmount1?: components["schemas"]["Money"];
+            UserAmount2?: components["schemas"]["Money"];
             /** @description string, at most 64 characters */
-            AltEmail?: string;
+            AltEmail?: components["schemas"]["XmlText"];
             /** @description string, at most 4 characters */
-            CarrierRoute?: string;
+            CarrierRoute?: components["schemas"]["XmlText"];
             /** @description string, at most 2 characters */
-            Chapter4StatusCode?: string;
-            /** @description string, at most 40 characters */
-            City?: string;
-            /** @description string, at most 40 characters */
-            Country?: string;
+            Chapter4StatusCode?: components["schemas"]["XmlText"];
+            City?: components["schemas"]["XmlText40"];
+            Country?: components["schemas"]["XmlText40"];
             /** @description string, at most 2 characters */
-            CountryCode?: string;
+            CountryCode?: components["schemas"]["XmlText"];
             /** @description string, at most 2 characters */
-            CreditReportAddrIndicator?: string;
+            CreditReportAddrIndicator?: components["schemas"]["XmlText"];
             /** @description string, at most 2 characters */
-            CreditReportConsumerInfo?: string;
-            /** @description string, at most 40 characters */
-            DbaExtendedName?: string;
-            /** @description string, at most 20 characters */
-            DbaFirst?: string;
-            /** @description string, at most 40 characters */
-            DbaLast?: string;
+            CreditReportConsumerInfo?: components["schemas"]["XmlText"];
+            DbaExtendedName?: components["schemas"]["XmlText40"];
+            DbaFirst?: components["schemas"]["XmlText20"];
+            DbaLast?: components["schemas"]["XmlText40"];
             /** @description string, at most 80 characters */
-            DbaLongName?: string;
-            /** @description string, at most 20 characters */
-            DbaShortName?: string;
-            /** @description string, at most 20 characters */
-            DbaMiddle?: string;
-            /** @description string, at most 10 characters */
-            DbaSuffix?: string;
-            /** @description string, at most 20 characters */
-            DbaTitle?: string;
+            DbaLongName?: components["schemas"]["XmlText"];
+            DbaShortName?: components["schemas"]["XmlText20"];
+            DbaMiddle?: components["schemas"]["XmlText20"];
+            DbaSuffix?: components["schemas"]["XmlText10"];
+            DbaTitle?: components["schemas"]["XmlText20"];
             /** @description string, at most 64 characters */
-            Email?: string;
-            /** @description string, at most 40 characters */
-            EmployerName?: string;
-            /** @description string, at most 40 characters */
-            ExtendedName?: string;
-            /** @description string, at most 40 characters */
-            ExtraAddress?: string;
-            /** @description string, at most 40 characters */
-            ExtraInfo?: string;
-            /** @description string, at most 20 characters */
-            First?: string;
-            /** @description string, at most 20 characters */
-            ForeignTin?: string;
+            Email?: components["schemas"]["XmlText"];
+            EmployerName?: components["schemas"]["XmlText40"];
+            ExtendedName?: components["schemas"]["XmlText40"];
+            ExtraAddress?: components["schemas"]["XmlText40"];
+            ExtraInfo?: components["schemas"]["XmlText40"];
+            First?: components["schemas"]["XmlText20"];
+            ForeignTin?: components["schemas"]["XmlText20"];
             /** @description string, at most 19 characters */
-            GIin?: string;
-            /** @description string, at most 20 characters */
-            HomePhone?: string;
+            GIin?: components["schemas"]["XmlText"];
+            HomePhone?: components["schemas"]["XmlText20"];
             /** @description string, at most 2 characters */
-            IrsCountryCode?: string;
-            /** @description string, at most 40 characters */
-            Last?: string;
-            /** @description string, at most 20 characters */
-            Lei?: string;
-            /** @description string, at most 20 characters */
-            License?: string;
-            /** @description string, at most 40 characters */
-            Lob?: string;
+            IrsCountryCode?: components["schemas"]["XmlText"];
+            Last?: components["schemas"]["XmlText40"];
+            Lei?: components["schemas"]["XmlText20"];
+            License?: components["schemas"]["XmlText20"];
+            Lob?: components["schemas"]["XmlText40"];
             /** @description string, at most 80 characters */
-            LongName?: string;
-            /** @description string, at most 10 characters */
-            MbrAddrNumLink?: string;
-            /** @description string, at most 10 characters */
-            MbrAddrNumber?: string;
-            /** @description string, at most 10 characters */
-            MemberNumLink?: string;
-            /** @description string, at most 10 characters */
-            MemberNumber?: string;
-            /** @description string, at most 20 characters */
-            Middle?: string;
-            /** @description string, at most 20 characters */
-            MobilePhone?: string;
-            /** @description string, at most 40 characters */
-            MothersMaidenName?: string;
-            /** @description string, at most 10 characters */
-            NonAcctNameNum?: string;
+            LongName?: components["schemas"]["XmlText"];
+            MbrAddrNumLink?: components["schemas"]["XmlText10"];
+            MbrAddrNumber?: components["schemas"]["XmlText10"];
+            MemberNumLink?: components["schemas"]["XmlText10"];
+            MemberNumber?: components["schemas"]["XmlText10"];
+            Middle?: components["schemas"]["XmlText20"];
+            MobilePhone?: components["schemas"]["XmlText20"];
+            MothersMaidenName?: components["schemas"]["XmlText40"];
+            NonAcctNameNum?: components["schemas"]["XmlText10"];
             /** @description string, at most 2 characters */
-            NraExemptionCode?: string;
-            /** @description string, at most 40 characters */
-            Occupation?: string;
-            /** @description string, at most 20 characters */
-            PagerNumber?: string;
-            /** @description string, at most 40 characters */
-            PreferredContact?: string;
-            /** @description string, at most 20 characters */
-            ShortName?: string;
+            NraExemptionCode?: components["schemas"]["XmlText"];
+            Occupation?: components["schemas"]["XmlText40"];
+            PagerNumber?: components["schemas"]["XmlText20"];
+            PreferredContact?: components["schemas"]["XmlText40"];
+            ShortName?: components["schemas"]["XmlText20"];
             /** @description string, at most 1 characters */
-            Sex?: string;
+            Sex?: components["schemas"]["XmlText"];
             /** @description string, at most 9 characters, matching ^[0-9]{9}$ */
-            Ssn?: string;
-            /** @description string, at most 10 characters */
-            State?: string;
-            /** @description string, at most 40 characters */
-            Street?: string;
-            /** @description string, at most 10 characters */
-            Suffix?: string;
-            /** @description string, at most 20 characters */
-            Title?: string;
-            /** @description string, at most 40 characters */
-            UserChar1?: string;
-            /** @description string, at most 40 characters */
-            UserChar2?: string;
-            /** @description string, at most 40 characters */
-            UserChar3?: string;
-            /** @description string, at most 40 characters */
-            UserChar4?: string;
-            /** @description string, at most 20 characters */
-            WorkPhone?: string;
+            Ssn?: components["schemas"]["XmlText"];
+            State?: components["schemas"]["XmlText10"];
+            Street?: components["schemas"]["XmlText40"];
+            Suffix?: components["schemas"]["XmlText10"];
+            Title?: components["schemas"]["XmlText20"];
+            UserChar1?: components["schemas"]["XmlText40"];
+            UserChar2?: components["schemas"]["XmlText40"];
+            UserChar3?: components["schemas"]["XmlText40"];
+            UserChar4?: components["schemas"]["XmlText40"];
+            WorkPhone?: components["schemas"]["XmlText20"];
             /** @description string, at most 6 characters */
-            WorkPhoneExtension?: string;
-            /** @description string, at most 10 characters */
-            ZipCode?: string;
+            WorkPhoneExtension?: components["schemas"]["XmlText"];
+            ZipCode?: components["schemas"]["XmlText10"];
             /** @description integer, 0 to 9999; at most 3 entries by EntryId, a null value removes the entry */
             IdentDocFlag?: {
                 /** @description 1 to 3 */
@@ -6139,25 +5179,25 @@ export interface components {
             IdentIdDescription?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                IdentIdDescription: string | null;
+                IdentIdDescription: components["schemas"]["XmlTextOrNull"];
             }[];
             /** @description date; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdExpireDate?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                IdentIdExpireDate: string | null;
+                IdentIdExpireDate: components["schemas"]["UpdateDateOrNullValue"];
             }[];
             /** @description date; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdIssueDate?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                IdentIdIssueDate: string | null;
+                IdentIdIssueDate: components["schemas"]["UpdateDateOrNullValue"];
             }[];
             /** @description string, at most 20 characters; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdNumber?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                IdentIdNumber: string | null;
+                IdentIdNumber: components["schemas"]["XmlTextOrNull"];
             }[];
             /** @description integer, 0 to 9999; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdType?: {
@@ -6169,111 +5209,67 @@ export interface components {
             IdentIdVerifyDate?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                IdentIdVerifyDate: string | null;
+                IdentIdVerifyDate: components["schemas"]["UpdateDateOrNullValue"];
             }[];
         };
         /** @description Fields of ShareTracking to update (persistent family). */
         ShareTrackingFields: {
-            /** @description date */
-            CreationDate?: string | null;
+            CreationDate?: components["schemas"]["UpdateDateOrNull"];
             /** @description integer, 0 to 2359 */
             CreationTime?: number;
-            /** @description date */
-            ExpireDate?: string | null;
-            /** @description date */
-            FmLastDate?: string | null;
+            ExpireDate?: components["schemas"]["UpdateDateOrNull"];
+            FmLastDate?: components["schemas"]["UpdateDateOrNull"];
             /** @description string, at most 4 characters */
-            Id?: string;
+            Id?: components["schemas"]["XmlText"];
             /** @description integer, 0 to 9999 */
             IdType?: number;
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
-            /** @description date */
-            RecordChangeDate?: string | null;
+            RecordChangeDate?: components["schemas"]["UpdateDateOrNull"];
             /** @description integer, 0 to 9999 */
             TrackingCode?: number;
             /** @description integer, 0 to 9999 */
             Type?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount1?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount2?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount3?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount4?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount5?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount6?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount7?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount8?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount9?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount10?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount11?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount12?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount13?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount14?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount15?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount16?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount17?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount18?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount19?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount20?: number;
-            /** @description string, at most 40 characters */
-            UserChar1?: string;
-            /** @description string, at most 40 characters */
-            UserChar2?: string;
-            /** @description string, at most 40 characters */
-            UserChar3?: string;
-            /** @description string, at most 40 characters */
-            UserChar4?: string;
-            /** @description string, at most 40 characters */
-            UserChar5?: string;
-            /** @description string, at most 40 characters */
-            UserChar6?: string;
-            /** @description string, at most 40 characters */
-            UserChar7?: string;
-            /** @description string, at most 40 characters */
-            UserChar8?: string;
-            /** @description string, at most 40 characters */
-            UserChar9?: string;
-            /** @description string, at most 40 characters */
-            UserChar10?: string;
-            /** @description string, at most 40 characters */
-            UserChar11?: string;
-            /** @description string, at most 40 characters */
-            UserChar12?: string;
-            /** @description string, at most 40 characters */
-            UserChar13?: string;
-            /** @description string, at most 40 characters */
-            UserChar14?: string;
-            /** @description string, at most 40 characters */
-            UserChar15?: string;
-            /** @description string, at most 40 characters */
-            UserChar16?: string;
-            /** @description string, at most 40 characters */
-            UserChar17?: string;
-            /** @description string, at most 40 characters */
-            UserChar18?: string;
-            /** @description string, at most 40 characters */
-            UserChar19?: string;
-            /** @description string, at most 40 characters */
-            UserChar20?: string;
+            UserAmount1?: components["schemas"]["Money"];
+            UserAmount2?: components["schemas"]["Money"];
+            UserAmount3?: components["schemas"]["Money"];
+            UserAmount4?: components["schemas"]["Money"];
+            UserAmount5?: components["schemas"]["Money"];
+            UserAmount6?: components["schemas"]["Money"];
+            UserAmount7?: components["schemas"]["Money"];
+            UserAmount8?: components["schemas"]["Money"];
+            UserAmount9?: components["schemas"]["Money"];
+            UserAmount10?: components["schemas"]["Money"];
+            UserAmount11?: components["schemas"]["Money"];
+            UserAmount12?: components["schemas"]["Money"];
+            UserAmount13?: components["schemas"]["Money"];
+            UserAmount14?: components["schemas"]["Money"];
+            UserAmount15?: components["schemas"]["Money"];
+            UserAmount16?: components["schemas"]["Money"];
+            UserAmount17?: components["schemas"]["Money"];
+            UserAmount18?: components["schemas"]["Money"];
+            UserAmount19?: components["schemas"]["Money"];
+            UserAmount20?: components["schemas"]["Money"];
+            UserChar1?: components["schemas"]["XmlText40"];
+            UserChar2?: components["schemas"]["XmlText40"];
+            UserChar3?: components["schemas"]["XmlText40"];
+            UserChar4?: components["schemas"]["XmlText40"];
+            UserChar5?: components["schemas"]["XmlText40"];
+            UserChar6?: components["schemas"]["XmlText40"];
+            UserChar7?: components["schemas"]["XmlText40"];
+            UserChar8?: components["schemas"]["XmlText40"];
+            UserChar9?: components["schemas"]["XmlText40"];
+            UserChar10?: components["schemas"]["XmlText40"];
+            UserChar11?: components["schemas"]["XmlText40"];
+            UserChar12?: components["schemas"]["XmlText40"];
+            UserChar13?: components["schemas"]["XmlText40"];
+            UserChar14?: components["schemas"]["XmlText40"];
+            UserChar15?: components["schemas"]["XmlText40"];
+            UserChar16?: components["schemas"]["XmlText40"];
+            UserChar17?: components["schemas"]["XmlText40"];
+            UserChar18?: components["schemas"]["XmlText40"];
+            UserChar19?: components["schemas"]["XmlText40"];
+            UserChar20?: components["schemas"]["XmlText40"];
             /** @description integer, 0 to 9999 */
             UserCode1?: number;
             /** @description integer, 0 to 9999 */
@@ -6314,1029 +5310,102 @@ export interface components {
             UserCode19?: number;
             /** @description integer, 0 to 9999 */
             UserCode20?: number;
-            /** @description date */
-            UserDate1?: string | null;
-            /** @description date */
-            UserDate2?: string | null;
-            /** @description date */
-            UserDate3?: string | null;
-            /** @description date */
-            UserDate4?: string | null;
-            /** @description date */
-            UserDate5?: string | null;
-            /** @description date */
-            UserDate6?: string | null;
-            /** @description date */
-            UserDate7?: string | null;
-            /** @description date */
-            UserDate8?: string | null;
-            /** @description date */
-            UserDate9?: string | null;
-            /** @description date */
-            UserDate10?: string | null;
-            /** @description date */
-            UserDate11?: string | null;
-            /** @description date */
-            UserDate12?: string | null;
-            /** @description date */
-            UserDate13?: string | null;
-            /** @description date */
-            UserDate14?: string | null;
-            /** @description date */
-            UserDate15?: string | null;
-            /** @description date */
-            UserDate16?: string | null;
-            /** @description date */
-            UserDate17?: string | null;
-            /** @description date */
-            UserDate18?: string | null;
-            /** @description date */
-            UserDate19?: string | null;
-            /** @description date */
-            UserDate20?: string | null;
+            UserDate1?: components["schemas"]["UpdateDateOrNull"];
+            UserDate2?: components["schemas"]["UpdateDateOrNull"];
+            UserDate3?: components["schemas"]["UpdateDateOrNull"];
+            UserDate4?: components["schemas"]["UpdateDateOrNull"];
+            UserDate5?: components["schemas"]["UpdateDateOrNull"];
+            UserDate6?: components["schemas"]["UpdateDateOrNull"];
+            UserDate7?: components["schemas"]["UpdateDateOrNull"];
+            UserDate8?: components["schemas"]["UpdateDateOrNull"];
+            UserDate9?: components["schemas"]["UpdateDateOrNull"];
+            UserDate10?: components["schemas"]["UpdateDateOrNull"];
+            UserDate11?: components["schemas"]["UpdateDateOrNull"];
+            UserDate12?: components["schemas"]["UpdateDateOrNull"];
+            UserDate13?: components["schemas"]["UpdateDateOrNull"];
+            UserDate14?: components["schemas"]["UpdateDateOrNull"];
+            UserDate15?: components["schemas"]["UpdateDateOrNull"];
+            UserDate16?: components["schemas"]["UpdateDateOrNull"];
+            UserDate17?: components["schemas"]["UpdateDateOrNull"];
+            UserDate18?: components["schemas"]["UpdateDateOrNull"];
+            UserDate19?: components["schemas"]["UpdateDateOrNull"];
+            UserDate20?: components["schemas"]["UpdateDateOrNull"];
             /** @description integer, 0 to 32767 */
             UserId?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber1?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber2?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber3?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber4?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber5?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber6?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber7?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber8?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber9?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber10?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber11?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber12?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber13?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber14?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber15?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber16?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber17?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber18?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber19?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber20?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate1?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate2?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate3?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate4?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate5?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate6?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate7?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate8?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate9?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate10?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate11?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate12?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate13?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate14?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate15?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate16?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate17?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate18?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate19?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate20?: number;
+            UserNumber1?: components["schemas"]["Int"];
+            UserNumber2?: components["schemas"]["Int"];
+            UserNumber3?: components["schemas"]["Int"];
+            UserNumber4?: components["schemas"]["Int"];
+            UserNumber5?: components["schemas"]["Int"];
+            UserNumber6?: components["schemas"]["Int"];
+            UserNumber7?: components["schemas"]["Int"];
+            UserNumber8?: components["schemas"]["Int"];
+            UserNumber9?: components["schemas"]["Int"];
+            UserNumber10?: components["schemas"]["Int"];
+            UserNumber11?: components["schemas"]["Int"];
+            UserNumber12?: components["schemas"]["Int"];
+            UserNumber13?: components["schemas"]["Int"];
+            UserNumber14?: components["schemas"]["Int"];
+            UserNumber15?: components["schemas"]["Int"];
+            UserNumber16?: components["schemas"]["Int"];
+            UserNumber17?: components["schemas"]["Int"];
+            UserNumber18?: components["schemas"]["Int"];
+            UserNumber19?: components["schemas"]["Int"];
+            UserNumber20?: components["schemas"]["Int"];
+            UserRate1?: components["schemas"]["Rate"];
+            UserRate2?: components["schemas"]["Rate"];
+            UserRate3?: components["schemas"]["Rate"];
+            UserRate4?: components["schemas"]["Rate"];
+            UserRate5?: components["schemas"]["Rate"];
+            UserRate6?: components["schemas"]["Rate"];
+            UserRate7?: components["schemas"]["Rate"];
+            UserRate8?: components["schemas"]["Rate"];
+            UserRate9?: components["schemas"]["Rate"];
+            UserRate10?: components["schemas"]["Rate"];
+            UserRate11?: components["schemas"]["Rate"];
+            UserRate12?: components["schemas"]["Rate"];
+            UserRate13?: components["schemas"]["Rate"];
+            UserRate14?: components["schemas"]["Rate"];
+            UserRate15?: components["schemas"]["Rate"];
+            UserRate16?: components["schemas"]["Rate"];
+            UserRate17?: components["schemas"]["Rate"];
+            UserRate18?: components["schemas"]["Rate"];
+            UserRate19?: components["schemas"]["Rate"];
+            UserRate20?: components["schemas"]["Rate"];
         };
         /** @description Fields of Share to update (2022.01 family). */
-        ShareUpdatableFields: {
-            /** @description date */
-            ActivityDate?: string | null;
-            /** @description string, at most 40 characters; at most 6 entries by EntryId, a null value removes the entry */
-            AlternateAddress?: {
-                /** @description 1 to 6 */
-                EntryId: number;
-                AlternateAddress: string | null;
-            }[];
-            /** @description integer, -2147483648 to 2147483647 */
-            AlternateNameLocator?: number;
-            /** @description integer, -32768 to 32767 */
-            AlternateNameType?: number;
-            /** @description string, at most 40 characters; at most 3 entries by EntryId, a null value removes the entry */
-            AlternatePhone?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                AlternatePhone: string | null;
-            }[];
-            /** @description integer, -32768 to 32767 */
-            AmortizationSchd?: number;
-            /** @description integer, -32768 to 32767 */
-            AmortizationSchdType?: number;
-            /** @description string, at most 40 characters */
-            AnalysisGroupPrimaryAcct?: string;
-            /** @description string, at most 40 characters */
-            AnalysisGroupPrimaryId?: string;
-            /** @description string, at most 40 characters */
-            AnalysisPmtAcct?: string;
-            /** @description integer, -32768 to 32767 */
-            AnalysisPmtIdType?: number;
-            /** @description string, at most 40 characters */
-            AnalysisPmtSlId?: string;
-            /** @description integer, -32768 to 32767; at most 5 entries by EntryId, a null value removes the entry */
-            AuthFeeOption?: {
-                /** @description 1 to 5 */
-                EntryId: number;
-                AuthFeeOption: number | null;
-            }[];
-            /** @description money, -9999999999999.99 to 9999999999999.99, read-only: reported as a failed update */
-            AvailableBalance?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99, read-only: reported as a failed update */
-            Balance?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            BondIntLastYear?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            BondIntYtd?: number;
-            /** @description integer, -32768 to 32767 */
-            Branch?: number;
-            /** @description date */
-            BumpEffectiveDate?: string | null;
-            /** @description date */
-            BumpExpirationDate?: string | null;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            BumpRate?: number;
-            /** @description integer, -32768 to 32767 */
-            CallItemSchd?: number;
-            /** @description integer, -32768 to 32767 */
-            CallItemSchdType?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CappedFeesAmountCap?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CappedFeesAmtPeriod?: number;
-            /** @description integer, -32768 to 32767 */
-            CappedFeesCntPeriod?: number;
-            /** @description integer, -32768 to 32767 */
-            CappedFeesCountCap?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CddivAccrLastYr?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CddivAccrYtd?: number;
-            /** @description string, at most 40 characters */
-            CertificateNumber?: string;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            Chapter4WithheldLstYr?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            Chapter4WithheldYtd?: number;
-            /** @description integer, -32768 to 32767 */
-            Chapter4WithholdingCode?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            ChargeOffAmount?: number;
-            /** @description date */
-            ChargeOffDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            ChargeOffType?: number;
-            /** @description string, at most 40 characters */
-            CheckDigits?: string;
-            /** @description date */
-            CloseDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            CorporateUserTransferCode?: number;
-            /** @description integer, -32768 to 32767 */
-            CourtesyFeeLy?: number;
-            /** @description integer, -32768 to 32767 */
-            CourtesyFeeMtd?: number;
-            /** @description integer, -32768 to 32767 */
-            CourtesyFeeYtd?: number;
-            /** @description integer, -32768 to 32767 */
-            CourtesyPayLastYear?: number;
-            /** @description integer, -32768 to 32767 */
-            CourtesyPayMonthToDate?: number;
-            /** @description integer, -32768 to 32767 */
-            CourtesyPayYtd?: number;
-            /** @description integer, -32768 to 32767 */
-            CreatedAtBranch?: number;
-            /** @description integer, -32768 to 32767 */
-            CreatedByUser?: number;
-            /** @description string, at most 40 characters */
-            CreditReportComment?: string;
-            /** @description string, at most 40 characters */
-            CreditReportCompliance?: string;
-            /** @description string, at most 40 characters */
-            CreditReportConsumerInfo?: string;
-            /** @description date */
-            CreditReportConsumerInfoDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            CreditReportLastStatus?: number;
-            /** @description string, at most 40 characters */
-            CreditReportNumber?: string;
-            /** @description date */
-            CreditReportOccurDate?: string | null;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CreditReportOriginalAmountRptd?: number;
-            /** @description integer, -32768 to 32767 */
-            CreditReportingCode?: number;
-            /** @description integer, -32768 to 32767 */
-            CuTotalsUseCode?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CurrDivPayable?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CurrMonthPaidDiv?: number;
-            /** @description string, at most 40 characters */
-            Description?: string;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            DivAccrual?: number;
-            /** @description date */
-            DivAccrualDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            DivDisbUpdtActvtyD?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            DivFromOpen?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            DivLastYear?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            DivPeriodBalDays?: number;
-            /** @description date */
-            DivPeriodStart?: string | null;
-            /** @description integer, -32768 to 32767 */
-            DivPostCode?: number;
-            /** @description rate, 0 to 100 */
-            DivRate?: number;
-            /** @description integer, 0 to 9999 */
-            DivType?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            DivYtd?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            DividendDue?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            DividendRateMargin?: number;
-            /** @description integer, -32768 to 32767 */
-            DividendRateMarginSign?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            DividendRateMax?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            DividendRateMin?: number;
-            /** @description date */
-            DividendRatePeriodDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            DividendRatePeriodFreq?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            EscrowLastYear?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            EscrowYtd?: number;
-            /** @description string, at most 40 characters */
-            EscrowedLoanId?: string;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            ExtAchXfrDailyLimitIn?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            ExtAchXfrDailyLimitOut?: number;
-            /** @description integer, -32768 to 32767; at most 4 entries by EntryId, a null value removes the entry */
-            FeeCount?: {
-                /** @description 1 to 4 */
-                EntryId: number;
-                FeeCount: number | null;
-            }[];
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            FeeExemptCrtsyBal?: number;
-            /** @description string, at most 4 characters, matching ^[0-9A-Za-z]{1,4}$, read-only: reported as a failed update */
-            Id?: string;
-            /** @description money, -9999999999999.99 to 9999999999999.99; at most 4 entries by EntryId, a null value removes the entry */
-            InsuranceBalanceAge?: {
-                /** @description 1 to 4 */
-                EntryId: number;
-                InsuranceBalanceAge: number | null;
-            }[];
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            InsuranceMaximum?: number;
-            /** @description integer, -32768 to 32767 */
-            InsuranceType?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            Irs1042SUfid?: number;
-            /** @description integer, -32768 to 32767 */
-            IrsCode?: number;
-            /** @description integer, -32768 to 32767 */
-            IrsPlan?: number;
-            /** @description date */
-            LastAccrualUpdateDate?: string | null;
-            /** @description date */
-            LastCrReportDate?: string | null;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            LastDirectDepAmt?: number;
-            /** @description date */
-            LastDirectDepDate?: string | null;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            LastDivAmount?: number;
-            /** @description date */
-            LastDivDate?: string | null;
-            /** @description date, read-only: reported as a failed update */
-            LastFmDate?: string | null;
-            /** @description date */
-            LastPurgeDate?: string | null;
-            /** @description date */
-            LastTranDate?: string | null;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            LedgerAccrual?: number;
-            /** @description date */
-            LedgerAccrualDate?: string | null;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            LoanPaymentHold?: number;
-            /** @description date */
-            MaturityDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            MaturityPostCode?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            McDivLastYear?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            McDivYtd?: number;
-            /** @description integer, -32768 to 32767 */
-            MemberBranchSupport?: number;
-            /** @description integer, -32768 to 32767 */
-            MemberUserTransferCode?: number;
-            /** @description string, at most 40 characters */
-            MicrAcctNumber?: string;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MinimumBalance?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MinimumDeposit?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MinimumWithdrawal?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MtdAccruedDivs?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MtdEarnedDivs?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MtdPaidDivs?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            MtdPriorRateAccrual?: number;
-            /** @description date */
-            NegativeBalanceDate?: string | null;
-            /** @description date */
-            NegativeBalanceNoticeDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            NegativeBalanceNoticeNumber?: number;
-            /** @description integer, -32768 to 32767 */
-            NegativeBalanceNoticeType?: number;
-            /** @description string, at most 40 characters */
-            Nickname?: string;
-            /** @description integer, -32768 to 32767 */
-            NsfFeeLy?: number;
-            /** @description integer, -32768 to 32767 */
-            NsfFeeMtd?: number;
-            /** @description integer, -32768 to 32767 */
-            NsfFeeYtd?: number;
-            /** @description integer, -32768 to 32767 */
-            NsfLastYear?: number;
-            /** @description integer, -32768 to 32767 */
-            NsfMonthToDate?: number;
-            /** @description integer, -32768 to 32767 */
-            NsfYtd?: number;
-            /** @description string, at most 40 characters; at most 4 entries by EntryId, a null value removes the entry */
-            OdtAuthFeeSrcCodeList?: {
-                /** @description 1 to 4 */
-                EntryId: number;
-                OdtAuthFeeSrcCodeList: string | null;
-            }[];
-            /** @description date */
-            OpenDate?: string | null;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            OriginalBalance?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            OriginalDeposit?: number;
-            /** @description date */
-            OriginalDepositDate?: string | null;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            OverdraftFeeLastYr?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            OverdraftFeeYtd?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            OverdraftTolerance?: number;
-            /** @description string, at most 40 characters; at most 6 entries by EntryId, a null value removes the entry */
-            PayeeLine?: {
-                /** @description 1 to 6 */
-                EntryId: number;
-                PayeeLine: string | null;
-            }[];
-            /** @description integer, -2147483648 to 2147483647 */
-            PayeeNameLocator?: number;
-            /** @description integer, -32768 to 32767 */
-            PayeeNameType?: number;
-            /** @description string, at most 40 characters; at most 3 entries by EntryId, a null value removes the entry */
-            PayeePhone?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                PayeePhone: string | null;
-            }[];
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            PenaltyLastYear?: number;
-            /** @description integer, -32768 to 32767 */
-            PenaltyType?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            PenaltyYtd?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            PeriodicCap?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            PeriodicStartRate?: number;
-            /** @description integer, -32768 to 32767 */
-            PositivePayDraft?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99; at most 3 entries by EntryId, a null value removes the entry */
-            PreMthDivAccrued?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                PreMthDivAccrued: number | null;
-            }[];
-            /** @description money, -9999999999999.99 to 9999999999999.99; at most 12 entries by EntryId, a null value removes the entry */
-            PreMthDivEarned?: {
-                /** @description 1 to 12 */
-                EntryId: number;
-                PreMthDivEarned: number | null;
-            }[];
-            /** @description money, -9999999999999.99 to 9999999999999.99; at most 3 entries by EntryId, a null value removes the entry */
-            PreMthDivPaid?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                PreMthDivPaid: number | null;
-            }[];
-            /** @description integer, -32768 to 32767 */
-            PutItemSchd?: number;
-            /** @description integer, -32768 to 32767 */
-            PutItemSchdType?: number;
-            /** @description date */
-            RecordChangeDate?: string | null;
-            /** @description string, at most 40 characters */
-            Reference?: string;
-            /** @description integer, -32768 to 32767 */
-            RegDCheckCount?: number;
-            /** @description integer, -32768 to 32767 */
-            RegDCtrStartDay?: number;
-            /** @description integer, -32768 to 32767 */
-            RegDTransferCount?: number;
-            /** @description integer, -32768 to 32767 */
-            RegECount?: number;
-            /** @description integer, -32768 to 32767 */
-            RenewShareType?: number;
-            /** @description integer, -32768 to 32767 */
-            RenewTermFreq?: number;
-            /** @description integer, -32768 to 32767 */
-            RenewTermPeriod?: number;
-            /** @description integer, -32768 to 32767; at most 8 entries by EntryId, a null value removes the entry */
-            Service?: {
-                /** @description 1 to 8 */
-                EntryId: number;
-                Service: number | null;
-            }[];
-            /** @description integer, -32768 to 32767 */
-            ShareCode?: number;
-            /** @description integer, -32768 to 32767 */
-            StateWithholdingCode?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            StateWithholdingLastQtr?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            StateWithholdingLastYear?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            StateWithholdingQtd?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            StateWithholdingYtd?: number;
-            /** @description date */
-            StatementDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            StatementGroup?: number;
-            /** @description integer, -32768 to 32767 */
-            StatementMailCode?: number;
-            /** @description date */
-            StatementPrevDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            SweepBalanceType?: number;
-            /** @description integer, -32768 to 32767 */
-            SweepPriority?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            SweepTargetMaximum?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            SweepTargetMinimum?: number;
-            /** @description integer, -32768 to 32767 */
-            TermFrequency?: number;
-            /** @description integer, -32768 to 32767 */
-            TermPeriod?: number;
-            /** @description integer, 0 to 9999 */
-            Type?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UnpaidFeeLastYear?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UnpaidFeeYtd?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount1?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount2?: number;
-            /** @description string, at most 40 characters */
-            UserChar1?: string;
-            /** @description string, at most 40 characters */
-            UserChar2?: string;
-            /** @description string, at most 40 characters */
-            UserChar3?: string;
-            /** @description string, at most 40 characters */
-            UserChar4?: string;
-            /** @description date */
-            UserDate1?: string | null;
-            /** @description date */
-            UserDate2?: string | null;
-            /** @description integer, -32768 to 32767; at most 20 entries by EntryId, a null value removes the entry */
-            WarningCode?: {
-                /** @description 1 to 20 */
-                EntryId: number;
-                WarningCode: number | null;
-            }[];
-            /** @description date; at most 20 entries by EntryId, a null value removes the entry */
-            WarningExpiration?: {
-                /** @description 1 to 20 */
-                EntryId: number;
-                WarningExpiration: string | null;
-            }[];
-            /** @description integer, -32768 to 32767 */
-            WithdrawalCount?: number;
-            /** @description integer, -32768 to 32767 */
-            WithdrawalFeeCount?: number;
-            /** @description integer, -32768 to 32767 */
-            WithdrawalFeeType?: number;
-            /** @description integer, -32768 to 32767 */
-            WithdrawalLimit?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            WithdrawnFromOpen?: number;
-            /** @description integer, -32768 to 32767 */
-            WithholdingCode?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            WithholdingLastYear?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            WithholdingYtd?: number;
-            /** @description integer, -32768 to 32767 */
-            XfrLastYear?: number;
-            /** @description integer, -32768 to 32767 */
-            XfrMonthToDate?: number;
-            /** @description integer, -32768 to 32767 */
-            XfrYtd?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            YearEndBalance?: number;
-        };
+        ShareUpdatableFields: components["schemas"]["ShareFields"];
         /** @description Fields of ShareAnalysis to update (2022.01 family). */
-        ShareAnalysisUpdatableFields: {
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CashAmtTotal?: number;
-            /** @description integer, -32768 to 32767; at most 100 entries by EntryId, a null value removes the entry */
-            Counter?: {
-                /** @description 1 to 100 */
-                EntryId: number;
-                Counter: number | null;
-            }[];
-            /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
-            Locator?: number;
-            /** @description integer, 0 to 9999 */
-            Plan?: number;
-            /** @description date */
-            RecordChangeDate?: string | null;
-            /** @description date */
-            StatementDate?: string | null;
-            /** @description integer, 0 to 9999 */
-            StatementGroup?: number;
-            /** @description date */
-            StatementPrevDate?: string | null;
-        };
+        ShareAnalysisUpdatableFields: components["schemas"]["ShareAnalysisFields"];
         /** @description Fields of ShareAnalysisGroup to update (2022.01 family). */
-        ShareAnalysisGroupUpdatableFields: {
-            /** @description string, at most 10 characters, matching ^[0-9]{10}$ */
-            AccountNumber?: string;
-            /** @description string, at most 40 characters */
-            Comment1?: string;
-            /** @description string, at most 4 characters */
-            Id?: string;
-            /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
-            Locator?: number;
-            /** @description date */
-            RecordChangeDate?: string | null;
-        };
+        ShareAnalysisGroupUpdatableFields: components["schemas"]["ShareAnalysisGroupFields"];
         /** @description Fields of ShareAnalysisPlan to update (2022.01 family). */
-        ShareAnalysisPlanUpdatableFields: {
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            CashAmountFree?: number;
-            /** @description integer, -32768 to 32767 */
-            CashAtmTotals?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            CashRate?: number;
-            /** @description money, 0 to 9999999999999.99; at most 100 entries by EntryId, a null value removes the entry */
-            Charge?: {
-                /** @description 1 to 100 */
-                EntryId: number;
-                Charge: number | null;
-            }[];
-            /** @description integer, -32768 to 32767; at most 100 entries by EntryId, a null value removes the entry */
-            ChargeType?: {
-                /** @description 1 to 100 */
-                EntryId: number;
-                ChargeType: number | null;
-            }[];
-            /** @description integer, 0 to 9999 */
-            DefinedCode?: number;
-            /** @description string, at most 40 characters */
-            Description?: string;
-            /** @description integer, -32768 to 32767 */
-            EarnRateMethod?: number;
-            /** @description date */
-            EffectiveDate?: string | null;
-            /** @description date */
-            ExpirationDate?: string | null;
-            /** @description integer, -32768 to 32767; at most 100 entries by EntryId, a null value removes the entry */
-            Free?: {
-                /** @description 1 to 100 */
-                EntryId: number;
-                Free: number | null;
-            }[];
-            /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
-            Locator?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MaintenanceCharge?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MaximumCharge?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MinimumCharge?: number;
-            /** @description integer, 0 to 9999 */
-            Plan?: number;
-            /** @description date */
-            RecordChangeDate?: string | null;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            Tier1Balance?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            Tier1EarnRate?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            Tier2Balance?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            Tier2EarnRate?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            Tier3Balance?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            Tier3EarnRate?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            Tier4Balance?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            Tier4EarnRate?: number;
-        };
+        ShareAnalysisPlanUpdatableFields: components["schemas"]["ShareAnalysisPlanFields"];
         /** @description Fields of ShareCheckOrder to update (2022.01 family). */
-        ShareCheckOrderUpdatableFields: {
-            /** @description string, at most 40 characters */
-            Accent?: string;
-            /** @description integer, -32768 to 32767 */
-            AcctAddrInkColor?: number;
-            /** @description integer, -32768 to 32767 */
-            BillingCode?: number;
-            /** @description string, at most 40 characters */
-            Binding?: string;
-            /** @description integer, -32768 to 32767 */
-            Branch?: number;
-            /** @description integer, -32768 to 32767 */
-            BusBindingStyle?: number;
-            /** @description string, at most 40 characters; at most 8 entries by EntryId, a null value removes the entry */
-            BusCaptions?: {
-                /** @description 1 to 8 */
-                EntryId: number;
-                BusCaptions: string | null;
-            }[];
-            /** @description integer, -32768 to 32767 */
-            BusNumCopies?: number;
-            /** @description string, at most 40 characters */
-            BusVoucherNumber?: string;
-            /** @description string, at most 40 characters */
-            BusinessSerial?: string;
-            /** @description integer, -32768 to 32767 */
-            ChargeShipping?: number;
-            /** @description string, at most 40 characters */
-            CheckInitials?: string;
-            /** @description string, at most 10 characters */
-            CheckStyle?: string;
-            /** @description integer, -32768 to 32767 */
-            CheckType?: number;
-            /** @description string, at most 40 characters */
-            CoverInitials?: string;
-            /** @description string, at most 40 characters */
-            CoverStyle?: string;
-            /** @description integer, -32768 to 32767 */
-            CutInkColor?: number;
-            /** @description string, at most 40 characters */
-            CutNumber?: string;
-            /** @description string, at most 40 characters */
-            Design?: string;
-            /** @description string, at most 40 characters */
-            ImprintCity?: string;
-            /** @description integer, -32768 to 32767 */
-            ImprintFont?: number;
-            /** @description integer, -32768 to 32767 */
-            ImprintJustify?: number;
-            /** @description string, at most 40 characters; at most 6 entries by EntryId, a null value removes the entry */
-            ImprintLine?: {
-                /** @description 1 to 6 */
-                EntryId: number;
-                ImprintLine: string | null;
-            }[];
-            /** @description integer, -32768 to 32767; at most 6 entries by EntryId, a null value removes the entry */
-            ImprintLineSize?: {
-                /** @description 1 to 6 */
-                EntryId: number;
-                ImprintLineSize: number | null;
-            }[];
-            /** @description string, at most 40 characters */
-            ImprintPhone?: string;
-            /** @description string, at most 40 characters */
-            ImprintState?: string;
-            /** @description integer, -32768 to 32767; at most 6 entries by EntryId, a null value removes the entry */
-            ImprintUsage?: {
-                /** @description 1 to 6 */
-                EntryId: number;
-                ImprintUsage: number | null;
-            }[];
-            /** @description string, at most 40 characters */
-            ImprintZipCode?: string;
-            /** @description date */
-            LastFmDate?: string | null;
-            /** @description date */
-            LastFreeOrder?: string | null;
-            /** @description date */
-            LastOrderDate?: string | null;
-            /** @description string, at most 40 characters; at most 2 entries by EntryId, a null value removes the entry */
-            License?: {
-                /** @description 1 to 2 */
-                EntryId: number;
-                License: string | null;
-            }[];
-            /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
-            Locator?: number;
-            /** @description string, at most 40 characters; at most 6 entries by EntryId, a null value removes the entry */
-            MailAddress?: {
-                /** @description 1 to 6 */
-                EntryId: number;
-                MailAddress: string | null;
-            }[];
-            /** @description string, at most 40 characters */
-            MailCity?: string;
-            /** @description string, at most 40 characters */
-            MailState?: string;
-            /** @description string, at most 40 characters */
-            MailZipCode?: string;
-            /** @description string, at most 40 characters */
-            MicrLine?: string;
-            /** @description integer, -32768 to 32767 */
-            NumberSigLines?: number;
-            /** @description date */
-            OpenDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            OverSigFont?: number;
-            /** @description integer, -32768 to 32767 */
-            OverSigJustify?: number;
-            /** @description string, at most 40 characters; at most 2 entries by EntryId, a null value removes the entry */
-            OverSigLine?: {
-                /** @description 1 to 2 */
-                EntryId: number;
-                OverSigLine: string | null;
-            }[];
-            /** @description integer, -32768 to 32767 */
-            OverSigLineSize?: number;
-            /** @description string, at most 40 characters */
-            Phantom?: string;
-            /** @description string, at most 40 characters */
-            PoNumber?: string;
-            /** @description integer, -32768 to 32767 */
-            Processor?: number;
-            /** @description string, at most 40 characters */
-            PromoNumber?: string;
-            /** @description integer, 0 to 9999 */
-            Quantity?: number;
-            /** @description date */
-            RecordChangeDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            RerunReason?: number;
-            /** @description integer, 0 to 9999 */
-            ShipMethod?: number;
-            /** @description integer, -32768 to 32767 */
-            ShipTo?: number;
-            /** @description string, at most 40 characters */
-            SigFigure?: string;
-            /** @description string, at most 40 characters; at most 8 entries by EntryId, a null value removes the entry */
-            SpecialInstr?: {
-                /** @description 1 to 8 */
-                EntryId: number;
-                SpecialInstr: string | null;
-            }[];
-            /** @description string, at most 9 characters, matching ^[0-9]{9}$; at most 2 entries by EntryId, a null value removes the entry */
-            Ssn?: {
-                /** @description 1 to 2 */
-                EntryId: number;
-                Ssn: string | null;
-            }[];
-            /** @description integer, 0 to 2147483647 */
-            StartNumber?: number;
-            /** @description integer, 0 to 9999 */
-            Status?: number;
-            /** @description date */
-            StatusDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            TaxExemptCode?: number;
-            /** @description integer, -32768 to 32767 */
-            TitleInkColor?: number;
-            /** @description integer, -32768 to 32767 */
-            UserId?: number;
-        };
+        ShareCheckOrderUpdatableFields: components["schemas"]["ShareCheckOrderFields"];
         /** @description Fields of ShareHold to update (2022.01 family). */
-        ShareHoldUpdatableFields: {
-            /** @description integer, -32768 to 32767 */
-            AchRecurringStop?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            Amount?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            AvailableBalance?: number;
-            /** @description date */
-            EffectiveDate?: string | null;
-            /** @description date */
-            ExpirationDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            ExpirationTime?: number;
-            /** @description integer, -32768 to 32767 */
-            FeeCode?: number;
-            /** @description string, at most 40 characters */
-            FeeDescription?: string;
-            /** @description date */
-            HoldCreationDate?: string | null;
-            /** @description string, at most 40 characters */
-            HoldCreationTime?: string;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            LedgerBalance?: number;
-            /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
-            Locator?: number;
-            /** @description date */
-            MatchDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            MatchTime?: number;
-            /** @description string, at most 40 characters */
-            MemberBranch?: string;
-            /** @description string, at most 40 characters */
-            PayeeName?: string;
-            /** @description date */
-            RecordChangeDate?: string | null;
-            /** @description string, at most 40 characters */
-            Reference1?: string;
-            /** @description string, at most 40 characters */
-            Reference2?: string;
-            /** @description string, at most 40 characters */
-            Reference3?: string;
-            /** @description string, at most 40 characters */
-            Reference4?: string;
-            /** @description integer, -32768 to 32767 */
-            StopPayCode?: number;
-            /** @description integer, -32768 to 32767 */
-            TransactionType?: number;
-            /** @description integer, 0 to 9999 */
-            Type?: number;
-        };
+        ShareHoldUpdatableFields: components["schemas"]["ShareHoldFields"];
         /** @description Fields of ShareNote to update (2022.01 family). */
-        ShareNoteUpdatableFields: {
-            /** @description integer, 0 to 9999 */
-            Code?: number;
-            /** @description date */
-            EnterDate?: string | null;
-            /** @description integer, -32768 to 32767 */
-            EnterTime?: number;
-            /** @description date */
-            ExpirationDate?: string | null;
-            /** @description string, at most 40 characters */
-            Id?: string;
-            /** @description integer, -32768 to 32767 */
-            IdType?: number;
-            /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
-            Locator?: number;
-            /** @description date */
-            RecordChangeDate?: string | null;
-            /** @description string, at most 40 characters; at most 50 entries by EntryId, a null value removes the entry */
-            Text?: {
-                /** @description 1 to 50 */
-                EntryId: number;
-                Text: string | null;
-            }[];
-            /** @description integer, -2147483648 to 2147483647 */
-            TextLineCount?: number;
-            /** @description integer, -32768 to 32767 */
-            UserId?: number;
-            /** @description integer, -32768 to 32767 */
-            VoidFlag?: number;
-            /** @description integer, -32768 to 32767 */
-            VoidedBy?: number;
-        };
+        ShareNoteUpdatableFields: components["schemas"]["ShareNoteFields"];
         /** @description Fields of ShareTransfer to update (2022.01 family). */
-        ShareTransferUpdatableFields: {
-            /** @description string, at most 10 characters, matching ^[0-9]{10}$ */
-            AccountNumber?: string;
-            /** @description money, 0 to 9999999999999.99 */
-            Amount?: number;
-            /** @description integer, -32768 to 32767 */
-            AmountOption?: number;
-            /** @description integer, 0 to 31 */
-            Day1?: number;
-            /** @description integer, 0 to 31 */
-            Day2?: number;
-            /** @description date */
-            EffectiveDate?: string | null;
-            /** @description date */
-            ExpirationDate?: string | null;
-            /** @description string, at most 40 characters */
-            ExtLoanAccount?: string;
-            /** @description integer, 0 to 9999 */
-            Frequency?: number;
-            /** @description string, at most 4 characters */
-            Id?: string;
-            /** @description integer, 0 to 9999 */
-            IdType?: number;
-            /** @description date */
-            LastDate?: string | null;
-            /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
-            Locator?: number;
-            /** @description integer, -32768 to 32767 */
-            MaturityCheck?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MaximumBalance?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            MinimumBalance?: number;
-            /** @description date */
-            NextDate?: string | null;
-            /** @description integer, 0 to 9999 */
-            PaymentType?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            Percent?: number;
-            /** @description date */
-            RecordChangeDate?: string | null;
-            /** @description integer, 0 to 9999 */
-            RegE?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            SweepFee?: number;
-            /** @description string, at most 40 characters */
-            SweepFeeId?: string;
-            /** @description integer, -32768 to 32767 */
-            SweepFeeIdType?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            SweepMinimum?: number;
-            /** @description integer, 0 to 9999 */
-            Type?: number;
-        };
+        ShareTransferUpdatableFields: components["schemas"]["ShareTransferFields"];
         /** @description Fields of ShareName to update (2022.01 family). */
         ShareNameUpdatableFields: {
-            /** @description date */
-            ActiveDutySeparationDate?: string | null;
-            /** @description date */
-            ActiveDutyStartDate?: string | null;
-            /** @description date */
-            ActiveDutyVerificationDate?: string | null;
-            /** @description date */
-            AddrExpDate?: string | null;
-            /** @description date */
-            BirthDate?: string | null;
-            /** @description date */
-            CreditReportAddrIndicatorDate?: string | null;
-            /** @description date */
-            CreditReportConsumerInfoDate?: string | null;
-            /** @description date */
-            DeathDate?: string | null;
-            /** @description date */
-            EffectiveDate?: string | null;
-            /** @description date */
-            ExpirationDate?: string | null;
-            /** @description date */
-            LastAddrVerifDate?: string | null;
-            /** @description date */
-            MbrExpDate?: string | null;
-            /** @description date */
-            UserDate1?: string | null;
-            /** @description date */
-            UserDate2?: string | null;
-            /** @description date */
-            W8ExpirationDate?: string | null;
+            ActiveDutySeparationDate?: components["schemas"]["UpdateDateOrNull"];
+            ActiveDutyStartDate?: components["schemas"]["UpdateDateOrNull"];
+            ActiveDutyVerificationDate?: components["schemas"]["UpdateDateOrNull"];
+            AddrExpDate?: components["schemas"]["UpdateDateOrNull"];
+            BirthDate?: components["schemas"]["UpdateDateOrNull"];
+            CreditReportAddrIndicatorDate?: components["schemas"]["UpdateDateOrNull"];
+            CreditReportConsumerInfoDate?: components["schemas"]["UpdateDateOrNull"];
+            DeathDate?: components["schemas"]["UpdateDateOrNull"];
+            EffectiveDate?: components["schemas"]["UpdateDateOrNull"];
+            ExpirationDate?: components["schemas"]["UpdateDateOrNull"];
+            LastAddrVerifDate?: components["schemas"]["UpdateDateOrNull"];
+            MbrExpDate?: components["schemas"]["UpdateDateOrNull"];
+            UserDate1?: components["schemas"]["UpdateDateOrNull"];
+            UserDate2?: components["schemas"]["UpdateDateOrNull"];
+            W8ExpirationDate?: components["schemas"]["UpdateDateOrNull"];
             /** @description integer, 0 to 9999 */
             ActiveDuty?: number;
             /** @description integer, 0 to 9999 */
@@ -7397,108 +5466,70 @@ export interface components {
             Type?: number;
             /** @description integer, 0 to 9999 */
             UsPersonFlag?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount1?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount2?: number;
+            UserAmount1?: components["schemas"]["Money"];
+            UserAmount2?: components["schemas"]["Money"];
             /** @description string, at most 64 characters */
-            AltEmail?: string;
+            AltEmail?: components["schemas"]["XmlText"];
             /** @description string, at most 4 characters */
-            CarrierRoute?: string;
+            CarrierRoute?: components["schemas"]["XmlText"];
             /** @description string, at most 2 characters */
-            Chapter4StatusCode?: string;
-            /** @description string, at most 40 characters */
-            City?: string;
-            /** @description string, at most 40 characters */
-            Country?: string;
+            Chapter4StatusCode?: components["schemas"]["XmlText"];
+            City?: components["schemas"]["XmlText40"];
+            Country?: components["schemas"]["XmlText40"];
             /** @description string, at most 2 characters */
-            CountryCode?: string;
+            CountryCode?: components["schemas"]["XmlText"];
             /** @description string, at most 2 characters */
-            CreditReportAddrIndicator?: string;
+            CreditReportAddrIndicator?: components["schemas"]["XmlText"];
             /** @description string, at most 2 characters */
-            CreditReportConsumerInfo?: string;
-            /** @description string, at most 40 characters */
-            DbaExtendedName?: string;
-            /** @description string, at most 20 characters */
-            DbaFirst?: string;
-            /** @description string, at most 40 characters */
-            DbaLast?: string;
-            /** @description string, at most 20 characters */
-            DbaMiddle?: string;
-            /** @description string, at most 10 characters */
-            DbaSuffix?: string;
-            /** @description string, at most 20 characters */
-            DbaTitle?: string;
+            CreditReportConsumerInfo?: components["schemas"]["XmlText"];
+            DbaExtendedName?: components["schemas"]["XmlText40"];
+            DbaFirst?: components["schemas"]["XmlText20"];
+            DbaLast?: components["schemas"]["XmlText40"];
+            DbaMiddle?: components["schemas"]["XmlText20"];
+            DbaSuffix?: components["schemas"]["XmlText10"];
+            DbaTitle?: components["schemas"]["XmlText20"];
             /** @description string, at most 64 characters */
-            Email?: string;
-            /** @description string, at most 40 characters */
-            EmployerName?: string;
-            /** @description string, at most 40 characters */
-            ExtendedName?: string;
-            /** @description string, at most 40 characters */
-            ExtraAddress?: string;
-            /** @description string, at most 40 characters */
-            ExtraInfo?: string;
-            /** @description string, at most 20 characters */
-            First?: string;
-            /** @description string, at most 20 characters */
-            ForeignTin?: string;
+            Email?: components["schemas"]["XmlText"];
+            EmployerName?: components["schemas"]["XmlText40"];
+            ExtendedName?: components["schemas"]["XmlText40"];
+            ExtraAddress?: components["schemas"]["XmlText40"];
+            ExtraInfo?: components["schemas"]["XmlText40"];
+            First?: components["schemas"]["XmlText20"];
+            ForeignTin?: components["schemas"]["XmlText20"];
             /** @description string, at most 19 characters */
-            GIin?: string;
-            /** @description string, at most 20 characters */
-            HomePhone?: string;
+            GIin?: components["schemas"]["XmlText"];
+            HomePhone?: components["schemas"]["XmlText20"];
             /** @description string, at most 2 characters */
-            IrsCountryCode?: string;
-            /** @description string, at most 40 characters */
-            Last?: string;
-            /** @description string, at most 20 characters */
-            Lei?: string;
-            /** @description string, at most 40 characters */
-            Lob?: string;
-            /** @description string, at most 10 characters */
-            MbrAddrNumLink?: string;
-            /** @description string, at most 10 characters */
-            MemberNumLink?: string;
-            /** @description string, at most 20 characters */
-            Middle?: string;
-            /** @description string, at most 20 characters */
-            MobilePhone?: string;
-            /** @description string, at most 40 characters */
-            MothersMaidenName?: string;
-            /** @description string, at most 10 characters */
-            NonAcctNameNum?: string;
+            IrsCountryCode?: components["schemas"]["XmlText"];
+            Last?: components["schemas"]["XmlText40"];
+            Lei?: components["schemas"]["XmlText20"];
+            Lob?: components["schemas"]["XmlText40"];
+            MbrAddrNumLink?: components["schemas"]["XmlText10"];
+            MemberNumLink?: components["schemas"]["XmlText10"];
+            Middle?: components["schemas"]["XmlText20"];
+            MobilePhone?: components["schemas"]["XmlText20"];
+            MothersMaidenName?: components["schemas"]["XmlText40"];
+            NonAcctNameNum?: components["schemas"]["XmlText10"];
             /** @description string, at most 2 characters */
-            NraExemptionCode?: string;
-            /** @description string, at most 40 characters */
-            Occupation?: string;
-            /** @description string, at most 20 characters */
-            PagerNumber?: string;
+            NraExemptionCode?: components["schemas"]["XmlText"];
+            Occupation?: components["schemas"]["XmlText40"];
+            PagerNumber?: components["schemas"]["XmlText20"];
             /** @description string, at most 1 characters */
-            Sex?: string;
+            Sex?: components["schemas"]["XmlText"];
             /** @description string, at most 9 characters, matching ^[0-9]{9}$ */
-            Ssn?: string;
-            /** @description string, at most 10 characters */
-            State?: string;
-            /** @description string, at most 40 characters */
-            Street?: string;
-            /** @description string, at most 10 characters */
-            Suffix?: string;
-            /** @description string, at most 20 characters */
-            Title?: string;
-            /** @description string, at most 40 characters */
-            UserChar1?: string;
-            /** @description string, at most 40 characters */
-            UserChar2?: string;
-            /** @description string, at most 40 characters */
-            UserChar3?: string;
-            /** @description string, at most 40 characters */
-            UserChar4?: string;
-            /** @description string, at most 20 characters */
-            WorkPhone?: string;
+            Ssn?: components["schemas"]["XmlText"];
+            State?: components["schemas"]["XmlText10"];
+            Street?: components["schemas"]["XmlText40"];
+            Suffix?: components["schemas"]["XmlText10"];
+            Title?: components["schemas"]["XmlText20"];
+            UserChar1?: components["schemas"]["XmlText40"];
+            UserChar2?: components["schemas"]["XmlText40"];
+            UserChar3?: components["schemas"]["XmlText40"];
+            UserChar4?: components["schemas"]["XmlText40"];
+            WorkPhone?: components["schemas"]["XmlText20"];
             /** @description string, at most 6 characters */
-            WorkPhoneExtension?: string;
-            /** @description string, at most 10 characters */
-            ZipCode?: string;
+            WorkPhoneExtension?: components["schemas"]["XmlText"];
+            ZipCode?: components["schemas"]["XmlText10"];
             /** @description integer, 0 to 9999; at most 3 entries by EntryId, a null value removes the entry */
             IdentDocFlag?: {
                 /** @description 1 to 3 */
@@ -7509,25 +5540,25 @@ export interface components {
             IdentIdDescription?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                IdentIdDescription: string | null;
+                IdentIdDescription: components["schemas"]["XmlTextOrNull"];
             }[];
             /** @description date; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdExpireDate?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                IdentIdExpireDate: string | null;
+                IdentIdExpireDate: components["schemas"]["UpdateDateOrNullValue"];
             }[];
             /** @description date; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdIssueDate?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                IdentIdIssueDate: string | null;
+                IdentIdIssueDate: components["schemas"]["UpdateDateOrNullValue"];
             }[];
             /** @description string, at most 20 characters; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdNumber?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                IdentIdNumber: string | null;
+                IdentIdNumber: components["schemas"]["XmlTextOrNull"];
             }[];
             /** @description integer, 0 to 9999; at most 3 entries by EntryId, a null value removes the entry */
             IdentIdType?: {
@@ -7539,101 +5570,59 @@ export interface components {
             IdentIdVerifyDate?: {
                 /** @description 1 to 3 */
                 EntryId: number;
-                IdentIdVerifyDate: string | null;
+                IdentIdVerifyDate: components["schemas"]["UpdateDateOrNullValue"];
             }[];
         };
         /** @description Fields of ShareTracking to update (2022.01 family). */
         ShareTrackingUpdatableFields: {
-            /** @description date */
-            CreationDate?: string | null;
+            CreationDate?: components["schemas"]["UpdateDateOrNull"];
             /** @description integer, 0 to 2359 */
             CreationTime?: number;
-            /** @description date */
-            ExpireDate?: string | null;
+            ExpireDate?: components["schemas"]["UpdateDateOrNull"];
             /** @description integer, 0 to 9999 */
             TrackingCode?: number;
             /** @description integer, 0 to 9999 */
             Type?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount1?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount2?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount3?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount4?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount5?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount6?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount7?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount8?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount9?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount10?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount11?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount12?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount13?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount14?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount15?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount16?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount17?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount18?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount19?: number;
-            /** @description money, -9999999999999.99 to 9999999999999.99 */
-            UserAmount20?: number;
-            /** @description string, at most 40 characters */
-            UserChar1?: string;
-            /** @description string, at most 40 characters */
-            UserChar2?: string;
-            /** @description string, at most 40 characters */
-            UserChar3?: string;
-            /** @description string, at most 40 characters */
-            UserChar4?: string;
-            /** @description string, at most 40 characters */
-            UserChar5?: string;
-            /** @description string, at most 40 characters */
-            UserChar6?: string;
-            /** @description string, at most 40 characters */
-            UserChar7?: string;
-            /** @description string, at most 40 characters */
-            UserChar8?: string;
-            /** @description string, at most 40 characters */
-            UserChar9?: string;
-            /** @description string, at most 40 characters */
-            UserChar10?: string;
-            /** @description string, at most 40 characters */
-            UserChar11?: string;
-            /** @description string, at most 40 characters */
-            UserChar12?: string;
-            /** @description string, at most 40 characters */
-            UserChar13?: string;
-            /** @description string, at most 40 characters */
-            UserChar14?: string;
-            /** @description string, at most 40 characters */
-            UserChar15?: string;
-            /** @description string, at most 40 characters */
-            UserChar16?: string;
-            /** @description string, at most 40 characters */
-            UserChar17?: string;
-            /** @description string, at most 40 characters */
-            UserChar18?: string;
-            /** @description string, at most 40 characters */
-            UserChar19?: string;
-            /** @description string, at most 40 characters */
-            UserChar20?: string;
+            UserAmount1?: components["schemas"]["Money"];
+            UserAmount2?: components["schemas"]["Money"];
+            UserAmount3?: components["schemas"]["Money"];
+            UserAmount4?: components["schemas"]["Money"];
+            UserAmount5?: components["schemas"]["Money"];
+            UserAmount6?: components["schemas"]["Money"];
+            UserAmount7?: components["schemas"]["Money"];
+            UserAmount8?: components["schemas"]["Money"];
+            UserAmount9?: components["schemas"]["Money"];
+            UserAmount10?: components["schemas"]["Money"];
+            UserAmount11?: components["schemas"]["Money"];
+            UserAmount12?: components["schemas"]["Money"];
+            UserAmount13?: components["schemas"]["Money"];
+            UserAmount14?: components["schemas"]["Money"];
+            UserAmount15?: components["schemas"]["Money"];
+            UserAmount16?: components["schemas"]["Money"];
+            UserAmount17?: components["schemas"]["Money"];
+            UserAmount18?: components["schemas"]["Money"];
+            UserAmount19?: components["schemas"]["Money"];
+            UserAmount20?: components["schemas"]["Money"];
+            UserChar1?: components["schemas"]["XmlText40"];
+            UserChar2?: components["schemas"]["XmlText40"];
+            UserChar3?: components["schemas"]["XmlText40"];
+            UserChar4?: components["schemas"]["XmlText40"];
+            UserChar5?: components["schemas"]["XmlText40"];
+            UserChar6?: components["schemas"]["XmlText40"];
+            UserChar7?: components["schemas"]["XmlText40"];
+            UserChar8?: components["schemas"]["XmlText40"];
+            UserChar9?: components["schemas"]["XmlText40"];
+            UserChar10?: components["schemas"]["XmlText40"];
+            UserChar11?: components["schemas"]["XmlText40"];
+            UserChar12?: components["schemas"]["XmlText40"];
+            UserChar13?: components["schemas"]["XmlText40"];
+            UserChar14?: components["schemas"]["XmlText40"];
+            UserChar15?: components["schemas"]["XmlText40"];
+            UserChar16?: components["schemas"]["XmlText40"];
+            UserChar17?: components["schemas"]["XmlText40"];
+            UserChar18?: components["schemas"]["XmlText40"];
+            UserChar19?: components["schemas"]["XmlText40"];
+            UserChar20?: components["schemas"]["XmlText40"];
             /** @description integer, 0 to 9999 */
             UserCode1?: number;
             /** @description integer, 0 to 9999 */
@@ -7674,128 +5663,68 @@ export interface components {
             UserCode19?: number;
             /** @description integer, 0 to 9999 */
             UserCode20?: number;
-            /** @description date */
-            UserDate1?: string | null;
-            /** @description date */
-            UserDate2?: string | null;
-            /** @description date */
-            UserDate3?: string | null;
-            /** @description date */
-            UserDate4?: string | null;
-            /** @description date */
-            UserDate5?: string | null;
-            /** @description date */
-            UserDate6?: string | null;
-            /** @description date */
-            UserDate7?: string | null;
-            /** @description date */
-            UserDate8?: string | null;
-            /** @description date */
-            UserDate9?: string | null;
-            /** @description date */
-            UserDate10?: string | null;
-            /** @description date */
-            UserDate11?: string | null;
-            /** @description date */
-            UserDate12?: string | null;
-            /** @description date */
-            UserDate13?: string | null;
-            /** @description date */
-            UserDate14?: string | null;
-            /** @description date */
-            UserDate15?: string | null;
-            /** @description date */
-            UserDate16?: string | null;
-            /** @description date */
-            UserDate17?: string | null;
-            /** @description date */
-            UserDate18?: string | null;
-            /** @description date */
-            UserDate19?: string | null;
-            /** @description date */
-            UserDate20?: string | null;
+            UserDate1?: components["schemas"]["UpdateDateOrNull"];
+            UserDate2?: components["schemas"]["UpdateDateOrNull"];
+            UserDate3?: components["schemas"]["UpdateDateOrNull"];
+            UserDate4?: components["schemas"]["UpdateDateOrNull"];
+            UserDate5?: components["schemas"]["UpdateDateOrNull"];
+            UserDate6?: components["schemas"]["UpdateDateOrNull"];
+            UserDate7?: components["schemas"]["UpdateDateOrNull"];
+            UserDate8?: components["schemas"]["UpdateDateOrNull"];
+            UserDate9?: components["schemas"]["UpdateDateOrNull"];
+            UserDate10?: components["schemas"]["UpdateDateOrNull"];
+            UserDate11?: components["schemas"]["UpdateDateOrNull"];
+            UserDate12?: components["schemas"]["UpdateDateOrNull"];
+            UserDate13?: components["schemas"]["UpdateDateOrNull"];
+            UserDate14?: components["schemas"]["UpdateDateOrNull"];
+            UserDate15?: components["schemas"]["UpdateDateOrNull"];
+            UserDate16?: components["schemas"]["UpdateDateOrNull"];
+            UserDate17?: components["schemas"]["UpdateDateOrNull"];
+            UserDate18?: components["schemas"]["UpdateDateOrNull"];
+            UserDate19?: components["schemas"]["UpdateDateOrNull"];
+            UserDate20?: components["schemas"]["UpdateDateOrNull"];
             /** @description integer, 0 to 32767 */
             UserId?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber1?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber2?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber3?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber4?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber5?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber6?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber7?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber8?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber9?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber10?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber11?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber12?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber13?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber14?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber15?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber16?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber17?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber18?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber19?: number;
-            /** @description integer, -2147483648 to 2147483647 */
-            UserNumber20?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate1?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate2?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate3?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate4?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate5?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate6?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate7?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate8?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate9?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate10?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate11?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate12?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate13?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate14?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate15?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate16?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate17?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate18?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate19?: number;
-            /** @description rate, -9999999.999 to 9999999.999 */
-            UserRate20?: number;
+            UserNumber1?: components["schemas"]["Int"];
+            UserNumber2?: components["schemas"]["Int"];
+            UserNumber3?: components["schemas"]["Int"];
+            UserNumber4?: components["schemas"]["Int"];
+            UserNumber5?: components["schemas"]["Int"];
+            UserNumber6?: components["schemas"]["Int"];
+            UserNumber7?: components["schemas"]["Int"];
+            UserNumber8?: components["schemas"]["Int"];
+            UserNumber9?: components["schemas"]["Int"];
+            UserNumber10?: components["schemas"]["Int"];
+            UserNumber11?: components["schemas"]["Int"];
+            UserNumber12?: components["schemas"]["Int"];
+            UserNumber13?: components["schemas"]["Int"];
+            UserNumber14?: components["schemas"]["Int"];
+            UserNumber15?: components["schemas"]["Int"];
+            UserNumber16?: components["schemas"]["Int"];
+            UserNumber17?: components["schemas"]["Int"];
+            UserNumber18?: components["schemas"]["Int"];
+            UserNumber19?: components["schemas"]["Int"];
+            UserNumber20?: components["schemas"]["Int"];
+            UserRate1?: components["schemas"]["Rate"];
+            UserRate2?: components["schemas"]["Rate"];
+            UserRate3?: components["schemas"]["Rate"];
+            UserRate4?: components["schemas"]["Rate"];
+            UserRate5?: components["schemas"]["Rate"];
+            UserRate6?: components["schemas"]["Rate"];
+            UserRate7?: components["schemas"]["Rate"];
+            UserRate8?: components["schemas"]["Rate"];
+            UserRate9?: components["schemas"]["Rate"];
+            UserRate10?: components["schemas"]["Rate"];
+            UserRate11?: components["schemas"]["Rate"];
+            UserRate12?: components["schemas"]["Rate"];
+            UserRate13?: components["schemas"]["Rate"];
+            UserRate14?: components["schemas"]["Rate"];
+            UserRate15?: components["schemas"]["Rate"];
+            UserRate16?: components["schemas"]["Rate"];
+            UserRate17?: components["schemas"]["Rate"];
+            UserRate18?: components["schemas"]["Rate"];
+            UserRate19?: components["schemas"]["Rate"];
+            UserRate20?: components["schemas"]["Rate"];
         };
         PagingRequestContext: {
             /** @description Page size; values above the configured maximum are capped to it */
@@ -7805,10 +5734,36 @@ export interface components {
             /** @description The Token of the previous page */
             Token?: string;
         };
+        /** @description string, at most 10 characters */
+        XmlText10: string;
+        /** @description string, at most 20 characters */
+        XmlText20: components["schemas"]["XmlText10"];
+        /** @description string, at most 40 characters */
+        XmlText40: components["schemas"]["XmlText10"];
+        XmlText: components["schemas"]["XmlText10"];
+        XmlTextOrNull: string | null;
+        /**
+         * Format: date
+         * @description date
+         */
+        UpdateDateOrNull: string | null;
+        UpdateDateOrNullValue: components["schemas"]["UpdateDateOrNull"];
+        /** @description integer, -32768 to 32767 */
+        Short: number;
+        /** @description integer, -2147483648 to 2147483647 */
+        Int: components["schemas"]["Short"];
+        /** @description money, -9999999999999.99 to 9999999999999.99 */
+        Money: number;
+        /** @description rate, -9999999.999 to 9999999.999 */
+        Rate: components["schemas"]["Money"];
+        PrintableText: string;
+        Int32: number;
+        /** @description Account number: 10 digits */
+        AccountNumber: string;
     };
     responses: {
         /** @description The request is not valid: its body, a query or a paging token (`errors` names each property at fault) */
-        "problem-400-VALIDATION_FAILED-MALFORMED_JSON": {
+        "400-VALIDATION_FAILED-MALFORMED_JSON": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -7822,7 +5777,7 @@ export interface components {
             };
         };
         /** @description No valid bearer token */
-        "problem-401-UNAUTHENTICATED": {
+        "401-UNAUTHENTICATED": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
@@ -7836,7 +5791,7 @@ export interface components {
             };
         };
         /** @description The token lacks the operation's scope, the body credentials do not allow the call, or a fault header is refused */
-        "problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED": {
+        "403-FORBIDDEN-SANDBOX_FAULTS_DISABLED": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -7850,7 +5805,7 @@ export interface components {
             };
         };
         /** @description The body is larger than the limit */
-        "problem-413-PAYLOAD_TOO_LARGE": {
+        "413-PAYLOAD_TOO_LARGE": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -7864,7 +5819,7 @@ export interface components {
             };
         };
         /** @description The body is not `application/json` */
-        "problem-415-UNSUPPORTED_MEDIA_TYPE": {
+        "415-UNSUPPORTED_MEDIA_TYPE": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -7878,7 +5833,7 @@ export interface components {
             };
         };
         /** @description Too many calls with this token; retry after `Retry-After` seconds */
-        "problem-429-RATE_LIMITED": {
+        "429-RATE_LIMITED": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "Retry-After": components["headers"]["Retry-After"];
@@ -7892,7 +5847,7 @@ export interface components {
             };
         };
         /** @description Something went wrong on our side; quote the request id */
-        "problem-500-INTERNAL": {
+        "500-INTERNAL": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -7906,7 +5861,7 @@ export interface components {
             };
         };
         /** @description The database or the core cannot be reached now; retry after `Retry-After` seconds */
-        "problem-503-UNAVAILABLE": {
+        "503-UNAVAILABLE": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -7921,7 +5876,7 @@ export interface components {
             };
         };
         /** @description No record with the key the request names */
-        "problem-404-RECORD_NOT_FOUND": {
+        "404-RECORD_NOT_FOUND": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -7935,7 +5890,7 @@ export interface components {
             };
         };
         /** @description The Idempotency-Key was used with another request */
-        "problem-422-IDEMPOTENCY_KEY_REUSED": {
+        "422-IDEMPOTENCY_KEY_REUSED": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -7949,7 +5904,7 @@ export interface components {
             };
         };
         /** @description The request is not valid: its body, a query or a paging token (`errors` names each property at fault) */
-        "problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN": {
+        "400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -7963,7 +5918,7 @@ export interface components {
             };
         };
         /** @description The request is not valid: its body, a query or a paging token (`errors` names each property at fault) */
-        "problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY": {
+        "400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -7977,7 +5932,7 @@ export interface components {
             };
         };
         /** @description The request is not valid: its body, a query or a paging token (`errors` names each property at fault) */
-        "problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN": {
+        "400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -7991,7 +5946,7 @@ export interface components {
             };
         };
         /** @description No valid bearer token */
-        "admin-problem-401-UNAUTHENTICATED": {
+        "admin-401-UNAUTHENTICATED": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
@@ -8005,7 +5960,7 @@ export interface components {
             };
         };
         /** @description The token lacks the scope the call needs, or (fault rules) fault injection is off */
-        "admin-problem-403-FORBIDDEN": {
+        "admin-403-FORBIDDEN": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8019,7 +5974,7 @@ export interface components {
             };
         };
         /** @description Too many calls with this token; retry after `Retry-After` seconds */
-        "admin-problem-429-RATE_LIMITED": {
+        "admin-429-RATE_LIMITED": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "Retry-After": components["headers"]["Retry-After"];
@@ -8033,7 +5988,7 @@ export interface components {
             };
         };
         /** @description Something went wrong on our side; quote the request id */
-        "admin-problem-500-INTERNAL": {
+        "admin-500-INTERNAL": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8047,7 +6002,7 @@ export interface components {
             };
         };
         /** @description The database or the core cannot be reached now; retry after `Retry-After` seconds */
-        "admin-problem-503-UNAVAILABLE": {
+        "admin-503-UNAVAILABLE": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8062,7 +6017,7 @@ export interface components {
             };
         };
         /** @description The request is not valid (`errors` names each property at fault) */
-        "admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON": {
+        "admin-400-VALIDATION_FAILED-MALFORMED_JSON": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8076,7 +6031,7 @@ export interface components {
             };
         };
         /** @description It exists already, the store is not in a state to do it, or the fault rules are at their maximum */
-        "admin-problem-409-ALREADY_EXISTS": {
+        "admin-409-ALREADY_EXISTS": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8090,7 +6045,7 @@ export interface components {
             };
         };
         /** @description The body is larger than the limit */
-        "admin-problem-413-PAYLOAD_TOO_LARGE": {
+        "admin-413-PAYLOAD_TOO_LARGE": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8104,7 +6059,7 @@ export interface components {
             };
         };
         /** @description The body is not of the media type the call takes */
-        "admin-problem-415-UNSUPPORTED_MEDIA_TYPE": {
+        "admin-415-UNSUPPORTED_MEDIA_TYPE": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8118,7 +6073,7 @@ export interface components {
             };
         };
         /** @description The request is not valid (`errors` names each property at fault) */
-        "admin-problem-400-VALIDATION_FAILED": {
+        "admin-400-VALIDATION_FAILED": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8132,7 +6087,7 @@ export interface components {
             };
         };
         /** @description No token, user or fault rule of that name or number */
-        "admin-problem-404-NOT_FOUND": {
+        "admin-404-NOT_FOUND": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8146,7 +6101,7 @@ export interface components {
             };
         };
         /** @description Not available in gateway mode: it is the store's */
-        "admin-problem-501-STORE_ONLY": {
+        "admin-501-STORE_ONLY": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8160,7 +6115,7 @@ export interface components {
             };
         };
         /** @description The request is not valid (`errors` names each property at fault) */
-        "admin-problem-400-VALIDATION_FAILED-INVALID_PAGING_TOKEN": {
+        "admin-400-VALIDATION_FAILED-INVALID_PAGING_TOKEN": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8174,7 +6129,7 @@ export interface components {
             };
         };
         /** @description The request is not valid (`errors` names each property at fault) */
-        "admin-problem-400-VALIDATION_FAILED-INVALID_RECORD_FILE": {
+        "admin-400-VALIDATION_FAILED-INVALID_RECORD_FILE": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8188,7 +6143,7 @@ export interface components {
             };
         };
         /** @description It exists already, the store is not in a state to do it, or the fault rules are at their maximum */
-        "admin-problem-409-STORE_NOT_EMPTY": {
+        "admin-409-STORE_NOT_EMPTY": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8202,7 +6157,7 @@ export interface components {
             };
         };
         /** @description It exists already, the store is not in a state to do it, or the fault rules are at their maximum */
-        "admin-problem-409-NOT_A_DEMO_DATASET": {
+        "admin-409-NOT_A_DEMO_DATASET": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8216,7 +6171,7 @@ export interface components {
             };
         };
         /** @description The token lacks the scope the call needs, or (fault rules) fault injection is off */
-        "admin-problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED": {
+        "admin-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8230,7 +6185,7 @@ export interface components {
             };
         };
         /** @description It exists already, the store is not in a state to do it, or the fault rules are at their maximum */
-        "admin-problem-409-TOO_MANY_FAULT_RULES": {
+        "admin-409-TOO_MANY_FAULT_RULES": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8243,6 +6198,560 @@ export interface components {
                 };
             };
         };
+        /** @description Updated (values that break a rule are not written and are listed per field) */
+        updateShareNameByID: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    UpdateStatus: {
+                        isAllFieldsUpdateSuccess: boolean;
+                        /**
+                         * @description A single object: empty members when nothing failed; one failure naming every failed field otherwise
+                         * @default {
+                         *       "Record": null,
+                         *       "ErrorCode": null,
+                         *       "ErrorMessage": null,
+                         *       "PrimaryKeyField": []
+                         *     }
+                         */
+                        FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | {
+                            Record: null;
+                            ErrorCode: null;
+                            ErrorMessage: null;
+                            PrimaryKeyField: unknown[];
+                        };
+                    };
+                };
+            };
+        };
+        /** @description Updated (values that break a rule are not written and are listed per field) */
+        v2022_01_updateShareNameByID: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    UpdateStatus: {
+                        isAllFieldsUpdateSuccess: boolean;
+                        /**
+                         * @description Empty when nothing failed
+                         * @default []
+                         */
+                        FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][];
+                    };
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    Share: components["schemas"]["Share"];
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getSharePagedListSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    Share: components["schemas"]["Share"][];
+                    /** @description Empty on the last page */
+                    Token: string;
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareAnalysisSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareAnalysis: components["schemas"]["ShareAnalysis"];
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareAnalysisPagedListSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareAnalysis: components["schemas"]["ShareAnalysis"][];
+                    /** @description Empty on the last page */
+                    Token: string;
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareAnalysisGroupSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareAnalysisGroup: components["schemas"]["ShareAnalysisGroup"];
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareAnalysisGroupPagedListSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareAnalysisGroup: components["schemas"]["ShareAnalysisGroup"][];
+                    /** @description Empty on the last page */
+                    Token: string;
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareAnalysisPlanSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareAnalysisPlan: components["schemas"]["ShareAnalysisPlan"];
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareAnalysisPlanPagedListSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareAnalysisPlan: components["schemas"]["ShareAnalysisPlan"][];
+                    /** @description Empty on the last page */
+                    Token: string;
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareCheckOrderSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareCheckOrder: components["schemas"]["ShareCheckOrder"];
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareCheckOrderPagedListSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareCheckOrder: components["schemas"]["ShareCheckOrder"][];
+                    /** @description Empty on the last page */
+                    Token: string;
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareHoldSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareHold: components["schemas"]["ShareHold"];
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareHoldPagedListSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareHold: components["schemas"]["ShareHold"][];
+                    /** @description Empty on the last page */
+                    Token: string;
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareNoteSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareNote: components["schemas"]["ShareNote"];
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareNotePagedListSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareNote: components["schemas"]["ShareNote"][];
+                    /** @description Empty on the last page */
+                    Token: string;
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareTransferSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareTransfer: components["schemas"]["ShareTransfer"];
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareTransferPagedListSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareTransfer: components["schemas"]["ShareTransfer"][];
+                    /** @description Empty on the last page */
+                    Token: string;
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareNameSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareName: components["schemas"]["ShareName"];
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareNamePagedListSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareName: components["schemas"]["ShareName"][];
+                    /** @description Empty on the last page */
+                    Token: string;
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareTrackingSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareTracking: components["schemas"]["ShareTracking"];
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        getShareTrackingPagedListSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    ShareTracking: components["schemas"]["ShareTracking"][];
+                    /** @description Empty on the last page */
+                    Token: string;
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        v2022_01_getCollateral: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    Collateral: components["schemas"]["Collateral"];
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        v2022_01_getCollateralCollHold: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    CollateralCollHold: components["schemas"]["CollateralCollHold"];
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        v2022_01_getCollateralCollHoldPagedList: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    CollateralCollHold: components["schemas"]["CollateralCollHold"][];
+                    /** @description Empty on the last page */
+                    Token: string;
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        v2022_01_getCollateralCollHoldListSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    CollateralCollHoldList: {
+                        hasReachedMaximumListSize: boolean;
+                        CollateralCollHold: components["schemas"]["CollateralCollHold"][];
+                    };
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        v2022_01_getCollateralDocument: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    CollateralDocument: components["schemas"]["CollateralDocument"];
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        v2022_01_getCollateralDocumentPagedList: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    CollateralDocument: components["schemas"]["CollateralDocument"][];
+                    /** @description Empty on the last page */
+                    Token: string;
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        v2022_01_getCollateralDocumentListSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    CollateralDocumentList: {
+                        hasReachedMaximumListSize: boolean;
+                        CollateralDocument: components["schemas"]["CollateralDocument"][];
+                    };
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        v2022_01_getCollateralDocumentTracking: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    CollateralDocumentTracking: components["schemas"]["CollateralDocumentTracking"];
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        v2022_01_getCollateralDocumentTrackingListSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    CollateralDocumentTrackingList: {
+                        hasReachedMaximumListSize: boolean;
+                        CollateralDocumentTracking: components["schemas"]["CollateralDocumentTracking"][];
+                    };
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        v2022_01_getCollateralDocumentTrackingPagedListSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    CollateralDocumentTracking: components["schemas"]["CollateralDocumentTracking"][];
+                    /** @description Empty on the last page */
+                    Token: string;
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        v2022_01_getCollateralFmHistoryPagedList: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    CollateralFmHistory: components["schemas"]["CollateralFmHistory"][];
+                    /** @description Empty on the last page */
+                    Token: string;
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        v2022_01_getCollateralFmHistoryListSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    CollateralFmHistoryList: {
+                        hasReachedMaximumListSize: boolean;
+                        CollateralFmHistory: components["schemas"]["CollateralFmHistory"][];
+                    };
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        v2022_01_getCollateralTracking: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    CollateralTracking: components["schemas"]["CollateralTracking"];
+                };
+            };
+        };
+        /** @description A core user (UserNumberCredentials), never its password hash */
+        disableUser: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @example 25 */
+                    userNumber: number;
+                    name: string;
+                    /** Format: date-time */
+                    createdAt: string;
+                    disabledAt: string | null;
+                    state: "enabled" | "disabled";
+                };
+            };
+        };
+        /** @description Default Response */
+        clearFaultRules: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @description How many rules were removed */
+                    removed: number;
+                };
+            };
+        };
     };
     parameters: {
         /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
@@ -8252,7 +6761,290 @@ export interface components {
         /** @description Makes a retry safe: a request with a key this token used before gets the first answer again, without applying the update twice (the same key with another body is 422 IDEMPOTENCY_KEY_REUSED). */
         IdempotencyKey: string;
     };
-    requestBodies: never;
+    requestBodies: {
+        getShareSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId: components["schemas"]["PrintableText"];
+                    SelectableFields?: components["schemas"]["ShareSelectableFields"];
+                };
+            };
+        };
+        getSharePagedListSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareSelectableFields"];
+                };
+            };
+        };
+        getShareAnalysisSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId?: components["schemas"]["PrintableText"];
+                    /** @description Unique within the account */
+                    ShareAnalysisLocator: components["schemas"]["Int32"];
+                    SelectableFields?: components["schemas"]["ShareAnalysisSelectableFields"];
+                };
+            };
+        };
+        getShareAnalysisPagedListSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId: components["schemas"]["PrintableText"];
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareAnalysisSelectableFields"];
+                };
+            };
+        };
+        getShareAnalysisGroupSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId?: components["schemas"]["PrintableText"];
+                    /** @description Unique within the account */
+                    ShareAnalysisGroupLocator: components["schemas"]["Int32"];
+                    SelectableFields?: components["schemas"]["ShareAnalysisGroupSelectableFields"];
+                };
+            };
+        };
+        getShareAnalysisGroupPagedListSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId: components["schemas"]["PrintableText"];
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareAnalysisGroupSelectableFields"];
+                };
+            };
+        };
+        getShareAnalysisPlanSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId?: components["schemas"]["PrintableText"];
+                    /** @description Unique within the account */
+                    ShareAnalysisPlanLocator: components["schemas"]["Int32"];
+                    SelectableFields?: components["schemas"]["ShareAnalysisPlanSelectableFields"];
+                };
+            };
+        };
+        getShareAnalysisPlanPagedListSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId: components["schemas"]["PrintableText"];
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareAnalysisPlanSelectableFields"];
+                };
+            };
+        };
+        getShareCheckOrderSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId?: components["schemas"]["PrintableText"];
+                    /** @description Unique within the account */
+                    ShareCheckOrderLocator: components["schemas"]["Int32"];
+                    SelectableFields?: components["schemas"]["ShareCheckOrderSelectableFields"];
+                };
+            };
+        };
+        getShareCheckOrderPagedListSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId: components["schemas"]["PrintableText"];
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareCheckOrderSelectableFields"];
+                };
+            };
+        };
+        getShareHoldSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId?: components["schemas"]["PrintableText"];
+                    /** @description Unique within the account */
+                    ShareHoldLocator: components["schemas"]["Int32"];
+                    SelectableFields?: components["schemas"]["ShareHoldSelectableFields"];
+                };
+            };
+        };
+        getShareHoldPagedListSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId: components["schemas"]["PrintableText"];
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareHoldSelectableFields"];
+                };
+            };
+        };
+        getShareNoteSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId?: components["schemas"]["PrintableText"];
+                    /** @description Unique within the account */
+                    ShareNoteLocator: components["schemas"]["Int32"];
+                    SelectableFields?: components["schemas"]["ShareNoteSelectableFields"];
+                };
+            };
+        };
+        getShareNotePagedListSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId: components["schemas"]["PrintableText"];
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareNoteSelectableFields"];
+                };
+            };
+        };
+        getShareTransferSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId?: components["schemas"]["PrintableText"];
+                    /** @description Unique within the account */
+                    ShareTransferLocator: components["schemas"]["Int32"];
+                    SelectableFields?: components["schemas"]["ShareTransferSelectableFields"];
+                };
+            };
+        };
+        getShareTransferPagedListSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId: components["schemas"]["PrintableText"];
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareTransferSelectableFields"];
+                };
+            };
+        };
+        getShareNameSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId?: components["schemas"]["PrintableText"];
+                    /** @description Unique within the account */
+                    ShareNameLocator: components["schemas"]["Int32"];
+                    SelectableFields?: components["schemas"]["ShareNameSelectableFields"];
+                };
+            };
+        };
+        getShareNamePagedListSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId: components["schemas"]["PrintableText"];
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareNameSelectableFields"];
+                };
+            };
+        };
+        getShareTrackingSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId?: components["schemas"]["PrintableText"];
+                    /** @description Unique within the account */
+                    ShareTrackingLocator: components["schemas"]["Int32"];
+                    SelectableFields?: components["schemas"]["ShareTrackingSelectableFields"];
+                };
+            };
+        };
+        getShareTrackingPagedListSelectFields: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    AccountNumber: components["schemas"]["AccountNumber"];
+                    /** @description Share id */
+                    ShareId: components["schemas"]["PrintableText"];
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                    SelectableFields?: components["schemas"]["ShareTrackingSelectableFields"];
+                };
+            };
+        };
+        v2022_01_getCollateralCollHoldPagedList: {
+            content: {
+                "application/json": {
+                    Credentials: components["schemas"]["Credentials"];
+                    nxAttributes?: components["schemas"]["NxAttributes"];
+                    /** @description The collateral number */
+                    CollateralNumber: components["schemas"]["PrintableText"];
+                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
+                };
+            };
+        };
+        disableUser: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+    };
     headers: {
         /** @description The request's id, quoted in the log and the audit trail: the `X-Request-Id` sent, when it is 1 to 64 of `A-Z a-z 0-9 . _ -`, else a generated UUID. */
         "X-Request-Id": string;
@@ -8308,14 +7100,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     findByAnyCard: {
@@ -8351,7 +7143,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @description Distinct account numbers, ascending */
-                        AccountNumber: string[];
+                        AccountNumber: components["schemas"]["AccountNumber"][];
                         /** @description The operation name */
                         MessageId: string;
                         Version_1: null;
@@ -8359,14 +7151,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     findByHomeUser: {
@@ -8408,14 +7200,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     findByMICR: {
@@ -8453,8 +7245,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         Result: {
-                            /** @description Account number: 10 digits */
-                            AccountNumber: string;
+                            AccountNumber: components["schemas"]["AccountNumber"];
                             /**
                              * @description SHARE when the match names a share, NONE when only the account (the core also answers LOAN, EXTERNAL)
                              * @enum {string}
@@ -8468,14 +7259,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     findByLookup: {
@@ -8512,8 +7303,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         Result: {
-                            /** @description Account number: 10 digits */
-                            AccountNumber: string;
+                            AccountNumber: components["schemas"]["AccountNumber"];
                             /**
                              * @description SHARE when the match names a share, NONE when only the account (the core also answers LOAN, EXTERNAL)
                              * @enum {string}
@@ -8529,14 +7319,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     findBySSN: {
@@ -8572,20 +7362,20 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @description Distinct account numbers, ascending */
-                        AccountNumber: string[];
+                        AccountNumber: components["schemas"]["AccountNumber"][];
                         /** @description The operation name */
                         MessageId: string;
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     findByShortName: {
@@ -8621,18 +7411,18 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @description Distinct account numbers, ascending */
-                        AccountNumber: string[];
+                        AccountNumber: components["schemas"]["AccountNumber"][];
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getCorpTransferSelectFields: {
@@ -8657,7 +7447,7 @@ export interface operations {
                      * @description YYYY-MM-DD
                      */
                     CorpTransferGlobalSequenceDate: string;
-                    CorpTransferGlobalSequence: number;
+                    CorpTransferGlobalSequence: components["schemas"]["Int32"];
                     SelectableFields?: components["schemas"]["CorpTransferSelectableFields"];
                 };
             };
@@ -8676,15 +7466,15 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     updateShareByID: {
@@ -8706,10 +7496,9 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId: string;
+                    ShareId: components["schemas"]["PrintableText"];
                     ShareFields: components["schemas"]["ShareFields"];
                 };
             };
@@ -8739,16 +7528,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     updateShareAnalysisByID: {
@@ -8770,12 +7559,11 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareAnalysisLocator: number;
+                    ShareAnalysisLocator: components["schemas"]["Int32"];
                     ShareAnalysisFields: components["schemas"]["ShareAnalysisFields"];
                 };
             };
@@ -8805,16 +7593,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     updateShareAnalysisGroupByID: {
@@ -8836,12 +7624,11 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareAnalysisGroupLocator: number;
+                    ShareAnalysisGroupLocator: components["schemas"]["Int32"];
                     ShareAnalysisGroupFields: components["schemas"]["ShareAnalysisGroupFields"];
                 };
             };
@@ -8871,16 +7658,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     updateShareAnalysisPlanByID: {
@@ -8902,12 +7689,11 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareAnalysisPlanLocator: number;
+                    ShareAnalysisPlanLocator: components["schemas"]["Int32"];
                     ShareAnalysisPlanFields: components["schemas"]["ShareAnalysisPlanFields"];
                 };
             };
@@ -8937,16 +7723,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     updateShareCheckOrderByID: {
@@ -8968,12 +7754,11 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareCheckOrderLocator: number;
+                    ShareCheckOrderLocator: components["schemas"]["Int32"];
                     ShareCheckOrderFields: components["schemas"]["ShareCheckOrderFields"];
                 };
             };
@@ -9003,16 +7788,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     updateShareHoldByID: {
@@ -9034,12 +7819,11 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareHoldLocator: number;
+                    ShareHoldLocator: components["schemas"]["Int32"];
                     ShareHoldFields: components["schemas"]["ShareHoldFields"];
                 };
             };
@@ -9069,16 +7853,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     updateShareNoteByID: {
@@ -9100,12 +7884,11 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareNoteLocator: number;
+                    ShareNoteLocator: components["schemas"]["Int32"];
                     ShareNoteFields: components["schemas"]["ShareNoteFields"];
                 };
             };
@@ -9135,16 +7918,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     updateShareTransferByID: {
@@ -9166,12 +7949,11 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareTransferLocator: number;
+                    ShareTransferLocator: components["schemas"]["Int32"];
                     ShareTransferFields: components["schemas"]["ShareTransferFields"];
                 };
             };
@@ -9201,16 +7983,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     updateShareNameByID: {
@@ -9232,58 +8014,27 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareNameLocator: number;
+                    ShareNameLocator: components["schemas"]["Int32"];
                     ShareNameFields: components["schemas"]["ShareNameFields"];
                 };
             };
         };
         responses: {
-            /** @description Updated (values that break a rule are not written and are listed per field) */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description A single object: empty members when nothing failed; one failure naming every failed field otherwise
-                             * @default {
-                             *       "Record": null,
-                             *       "ErrorCode": null,
-                             *       "ErrorMessage": null,
-                             *       "PrimaryKeyField": []
-                             *     }
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | {
-                                Record: null;
-                                ErrorCode: null;
-                                ErrorMessage: null;
-                                PrimaryKeyField: unknown[];
-                            };
-                        };
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["updateShareNameByID"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     updateShareTrackingByID: {
@@ -9305,58 +8056,27 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareTrackingLocator: number;
+                    ShareTrackingLocator: components["schemas"]["Int32"];
                     ShareTrackingFields: components["schemas"]["ShareTrackingFields"];
                 };
             };
         };
         responses: {
-            /** @description Updated (values that break a rule are not written and are listed per field) */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description A single object: empty members when nothing failed; one failure naming every failed field otherwise
-                             * @default {
-                             *       "Record": null,
-                             *       "ErrorCode": null,
-                             *       "ErrorMessage": null,
-                             *       "PrimaryKeyField": []
-                             *     }
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | {
-                                Record: null;
-                                ErrorCode: null;
-                                ErrorMessage: null;
-                                PrimaryKeyField: unknown[];
-                            };
-                        };
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["updateShareNameByID"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareByID: {
@@ -9378,10 +8098,9 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId: string;
+                    ShareId: components["schemas"]["PrintableText"];
                     ShareUpdatableFields: components["schemas"]["ShareUpdatableFields"];
                 };
             };
@@ -9409,16 +8128,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareAnalysisByID: {
@@ -9440,12 +8159,11 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareAnalysisLocator: number;
+                    ShareAnalysisLocator: components["schemas"]["Int32"];
                     ShareAnalysisUpdatableFields: components["schemas"]["ShareAnalysisUpdatableFields"];
                 };
             };
@@ -9473,16 +8191,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareAnalysisGroupByID: {
@@ -9504,12 +8222,11 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareAnalysisGroupLocator: number;
+                    ShareAnalysisGroupLocator: components["schemas"]["Int32"];
                     ShareAnalysisGroupUpdatableFields: components["schemas"]["ShareAnalysisGroupUpdatableFields"];
                 };
             };
@@ -9537,16 +8254,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareAnalysisPlanByID: {
@@ -9568,12 +8285,11 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareAnalysisPlanLocator: number;
+                    ShareAnalysisPlanLocator: components["schemas"]["Int32"];
                     ShareAnalysisPlanUpdatableFields: components["schemas"]["ShareAnalysisPlanUpdatableFields"];
                 };
             };
@@ -9601,16 +8317,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareCheckOrderByID: {
@@ -9632,12 +8348,11 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareCheckOrderLocator: number;
+                    ShareCheckOrderLocator: components["schemas"]["Int32"];
                     ShareCheckOrderUpdatableFields: components["schemas"]["ShareCheckOrderUpdatableFields"];
                 };
             };
@@ -9665,16 +8380,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareHoldByID: {
@@ -9696,12 +8411,11 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareHoldLocator: number;
+                    ShareHoldLocator: components["schemas"]["Int32"];
                     ShareHoldUpdatableFields: components["schemas"]["ShareHoldUpdatableFields"];
                 };
             };
@@ -9729,16 +8443,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareNoteByID: {
@@ -9760,12 +8474,11 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareNoteLocator: number;
+                    ShareNoteLocator: components["schemas"]["Int32"];
                     ShareNoteUpdatableFields: components["schemas"]["ShareNoteUpdatableFields"];
                 };
             };
@@ -9793,16 +8506,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareTransferByID: {
@@ -9824,12 +8537,11 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareTransferLocator: number;
+                    ShareTransferLocator: components["schemas"]["Int32"];
                     ShareTransferUpdatableFields: components["schemas"]["ShareTransferUpdatableFields"];
                 };
             };
@@ -9857,16 +8569,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareNameByID: {
@@ -9888,48 +8600,27 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareNameLocator: number;
+                    ShareNameLocator: components["schemas"]["Int32"];
                     ShareNameUpdatableFields: components["schemas"]["ShareNameUpdatableFields"];
                 };
             };
         };
         responses: {
-            /** @description Updated (values that break a rule are not written and are listed per field) */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description Empty when nothing failed
-                             * @default []
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][];
-                        };
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_updateShareNameByID"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_updateShareTrackingByID: {
@@ -9951,48 +8642,27 @@ export interface operations {
                 "application/json": {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
+                    AccountNumber: components["schemas"]["AccountNumber"];
                     /** @description Share id */
-                    ShareId?: string;
+                    ShareId?: components["schemas"]["PrintableText"];
                     /** @description Unique within the account */
-                    ShareTrackingLocator: number;
+                    ShareTrackingLocator: components["schemas"]["Int32"];
                     ShareTrackingUpdatableFields: components["schemas"]["ShareTrackingUpdatableFields"];
                 };
             };
         };
         responses: {
-            /** @description Updated (values that break a rule are not written and are listed per field) */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description Empty when nothing failed
-                             * @default []
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][];
-                        };
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["problem-422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_updateShareNameByID"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareSelectFields: {
@@ -10007,42 +8677,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    SelectableFields?: components["schemas"]["ShareSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        Share: components["schemas"]["Share"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getSharePagedListSelectFields: {
@@ -10057,43 +8703,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getSharePagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        Share: components["schemas"]["Share"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getSharePagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareAnalysisSelectFields: {
@@ -10108,44 +8729,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareAnalysisLocator: number;
-                    SelectableFields?: components["schemas"]["ShareAnalysisSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareAnalysisSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareAnalysis: components["schemas"]["ShareAnalysis"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareAnalysisSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareAnalysisPagedListSelectFields: {
@@ -10160,45 +8755,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareAnalysisSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareAnalysisPagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareAnalysis: components["schemas"]["ShareAnalysis"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareAnalysisPagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareAnalysisGroupSelectFields: {
@@ -10213,44 +8781,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareAnalysisGroupLocator: number;
-                    SelectableFields?: components["schemas"]["ShareAnalysisGroupSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareAnalysisGroupSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareAnalysisGroup: components["schemas"]["ShareAnalysisGroup"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareAnalysisGroupSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareAnalysisGroupPagedListSelectFields: {
@@ -10265,45 +8807,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareAnalysisGroupSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareAnalysisGroupPagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareAnalysisGroup: components["schemas"]["ShareAnalysisGroup"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareAnalysisGroupPagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareAnalysisPlanSelectFields: {
@@ -10318,44 +8833,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareAnalysisPlanLocator: number;
-                    SelectableFields?: components["schemas"]["ShareAnalysisPlanSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareAnalysisPlanSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareAnalysisPlan: components["schemas"]["ShareAnalysisPlan"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareAnalysisPlanSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareAnalysisPlanPagedListSelectFields: {
@@ -10370,45 +8859,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareAnalysisPlanSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareAnalysisPlanPagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareAnalysisPlan: components["schemas"]["ShareAnalysisPlan"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareAnalysisPlanPagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareCheckOrderSelectFields: {
@@ -10423,44 +8885,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareCheckOrderLocator: number;
-                    SelectableFields?: components["schemas"]["ShareCheckOrderSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareCheckOrderSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareCheckOrder: components["schemas"]["ShareCheckOrder"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareCheckOrderSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareCheckOrderPagedListSelectFields: {
@@ -10475,45 +8911,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareCheckOrderSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareCheckOrderPagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareCheckOrder: components["schemas"]["ShareCheckOrder"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareCheckOrderPagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareHoldSelectFields: {
@@ -10528,44 +8937,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareHoldLocator: number;
-                    SelectableFields?: components["schemas"]["ShareHoldSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareHoldSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareHold: components["schemas"]["ShareHold"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareHoldSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareHoldPagedListSelectFields: {
@@ -10580,45 +8963,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareHoldSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareHoldPagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareHold: components["schemas"]["ShareHold"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareHoldPagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareNoteSelectFields: {
@@ -10633,44 +8989,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareNoteLocator: number;
-                    SelectableFields?: components["schemas"]["ShareNoteSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareNoteSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareNote: components["schemas"]["ShareNote"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareNoteSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareNotePagedListSelectFields: {
@@ -10685,45 +9015,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareNoteSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareNotePagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareNote: components["schemas"]["ShareNote"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareNotePagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareTransferSelectFields: {
@@ -10738,44 +9041,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareTransferLocator: number;
-                    SelectableFields?: components["schemas"]["ShareTransferSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareTransferSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareTransfer: components["schemas"]["ShareTransfer"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareTransferSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareTransferPagedListSelectFields: {
@@ -10790,45 +9067,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareTransferSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareTransferPagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareTransfer: components["schemas"]["ShareTransfer"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareTransferPagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareNameSelectFields: {
@@ -10843,44 +9093,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareNameLocator: number;
-                    SelectableFields?: components["schemas"]["ShareNameSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareNameSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareName: components["schemas"]["ShareName"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareNameSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareNamePagedListSelectFields: {
@@ -10895,45 +9119,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareNameSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareNamePagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareName: components["schemas"]["ShareName"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareNamePagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareTrackingSelectFields: {
@@ -10948,44 +9145,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareTrackingLocator: number;
-                    SelectableFields?: components["schemas"]["ShareTrackingSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareTrackingSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareTracking: components["schemas"]["ShareTracking"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareTrackingSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     getShareTrackingPagedListSelectFields: {
@@ -11000,45 +9171,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareTrackingSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareTrackingPagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareTracking: components["schemas"]["ShareTracking"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareTrackingPagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareSelectFields: {
@@ -11053,42 +9197,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    SelectableFields?: components["schemas"]["ShareSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        Share: components["schemas"]["Share"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getSharePagedListSelectFields: {
@@ -11103,43 +9223,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getSharePagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        Share: components["schemas"]["Share"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getSharePagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareAnalysisSelectFields: {
@@ -11154,44 +9249,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareAnalysisLocator: number;
-                    SelectableFields?: components["schemas"]["ShareAnalysisSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareAnalysisSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareAnalysis: components["schemas"]["ShareAnalysis"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareAnalysisSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareAnalysisPagedListSelectFields: {
@@ -11206,45 +9275,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareAnalysisSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareAnalysisPagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareAnalysis: components["schemas"]["ShareAnalysis"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareAnalysisPagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareAnalysisGroupSelectFields: {
@@ -11259,44 +9301,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareAnalysisGroupLocator: number;
-                    SelectableFields?: components["schemas"]["ShareAnalysisGroupSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareAnalysisGroupSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareAnalysisGroup: components["schemas"]["ShareAnalysisGroup"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareAnalysisGroupSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareAnalysisGroupPagedListSelectFields: {
@@ -11311,45 +9327,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareAnalysisGroupSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareAnalysisGroupPagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareAnalysisGroup: components["schemas"]["ShareAnalysisGroup"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareAnalysisGroupPagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareAnalysisPlanSelectFields: {
@@ -11364,44 +9353,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareAnalysisPlanLocator: number;
-                    SelectableFields?: components["schemas"]["ShareAnalysisPlanSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareAnalysisPlanSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareAnalysisPlan: components["schemas"]["ShareAnalysisPlan"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareAnalysisPlanSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareAnalysisPlanPagedListSelectFields: {
@@ -11416,45 +9379,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareAnalysisPlanSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareAnalysisPlanPagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareAnalysisPlan: components["schemas"]["ShareAnalysisPlan"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareAnalysisPlanPagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareCheckOrderSelectFields: {
@@ -11469,44 +9405,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareCheckOrderLocator: number;
-                    SelectableFields?: components["schemas"]["ShareCheckOrderSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareCheckOrderSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareCheckOrder: components["schemas"]["ShareCheckOrder"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareCheckOrderSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareCheckOrderPagedListSelectFields: {
@@ -11521,45 +9431,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareCheckOrderSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareCheckOrderPagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareCheckOrder: components["schemas"]["ShareCheckOrder"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareCheckOrderPagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareHoldSelectFields: {
@@ -11574,44 +9457,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareHoldLocator: number;
-                    SelectableFields?: components["schemas"]["ShareHoldSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareHoldSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareHold: components["schemas"]["ShareHold"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareHoldSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareHoldPagedListSelectFields: {
@@ -11626,45 +9483,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareHoldSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareHoldPagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareHold: components["schemas"]["ShareHold"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareHoldPagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareNoteSelectFields: {
@@ -11679,44 +9509,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareNoteLocator: number;
-                    SelectableFields?: components["schemas"]["ShareNoteSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareNoteSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareNote: components["schemas"]["ShareNote"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareNoteSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareNotePagedListSelectFields: {
@@ -11731,45 +9535,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareNoteSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareNotePagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareNote: components["schemas"]["ShareNote"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareNotePagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareTransferSelectFields: {
@@ -11784,44 +9561,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareTransferLocator: number;
-                    SelectableFields?: components["schemas"]["ShareTransferSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareTransferSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareTransfer: components["schemas"]["ShareTransfer"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareTransferSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareTransferPagedListSelectFields: {
@@ -11836,45 +9587,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareTransferSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareTransferPagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareTransfer: components["schemas"]["ShareTransfer"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareTransferPagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareNameSelectFields: {
@@ -11889,44 +9613,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareNameLocator: number;
-                    SelectableFields?: components["schemas"]["ShareNameSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareNameSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareName: components["schemas"]["ShareName"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareNameSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareNamePagedListSelectFields: {
@@ -11941,45 +9639,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareNameSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareNamePagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareName: components["schemas"]["ShareName"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareNamePagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareTrackingSelectFields: {
@@ -11994,44 +9665,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId?: string;
-                    /** @description Unique within the account */
-                    ShareTrackingLocator: number;
-                    SelectableFields?: components["schemas"]["ShareTrackingSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareTrackingSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareTracking: components["schemas"]["ShareTracking"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareTrackingSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getShareTrackingPagedListSelectFields: {
@@ -12046,45 +9691,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description Account number: 10 digits */
-                    AccountNumber: string;
-                    /** @description Share id */
-                    ShareId: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                    SelectableFields?: components["schemas"]["ShareTrackingSelectableFields"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["getShareTrackingPagedListSelectFields"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        ShareTracking: components["schemas"]["ShareTracking"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["getShareTrackingPagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateral: {
@@ -12105,33 +9723,21 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
+                    CollateralNumber: components["schemas"]["PrintableText"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        Collateral: components["schemas"]["Collateral"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateral"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralSelectFields: {
@@ -12152,34 +9758,22 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
+                    CollateralNumber: components["schemas"]["PrintableText"];
                     SelectableFields?: components["schemas"]["CollateralSelectableFields"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        Collateral: components["schemas"]["Collateral"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateral"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralSelectFieldsFilterChildren: {
@@ -12200,35 +9794,23 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
+                    CollateralNumber: components["schemas"]["PrintableText"];
                     SelectableFields?: components["schemas"]["CollateralSelectableFields"];
                     ChildrenSearchFilter?: components["schemas"]["CollateralChildrenFilter"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        Collateral: components["schemas"]["Collateral"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateral"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralCollHold: {
@@ -12249,34 +9831,22 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
-                    CollateralCollHoldLocator: number;
+                    CollateralNumber: components["schemas"]["PrintableText"];
+                    CollateralCollHoldLocator: components["schemas"]["Int32"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralCollHold: components["schemas"]["CollateralCollHold"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralCollHold"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralCollHoldSelectFields: {
@@ -12297,35 +9867,23 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
-                    CollateralCollHoldLocator: number;
+                    CollateralNumber: components["schemas"]["PrintableText"];
+                    CollateralCollHoldLocator: components["schemas"]["Int32"];
                     SelectableFields?: components["schemas"]["CollateralCollHoldSelectableFields"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralCollHold: components["schemas"]["CollateralCollHold"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralCollHold"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralCollHoldPagedList: {
@@ -12340,42 +9898,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description The collateral number */
-                    CollateralNumber: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["v2022_01_getCollateralCollHoldPagedList"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralCollHold: components["schemas"]["CollateralCollHold"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralCollHoldPagedList"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralCollHoldListSelectFields: {
@@ -12396,37 +9930,22 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
+                    CollateralNumber: components["schemas"]["PrintableText"];
                     SelectableFields?: components["schemas"]["CollateralCollHoldSelectableFields"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralCollHoldList: {
-                            hasReachedMaximumListSize: boolean;
-                            CollateralCollHold: components["schemas"]["CollateralCollHold"][];
-                        };
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralCollHoldListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_searchCollateralCollHoldSelectFields: {
@@ -12447,7 +9966,7 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
+                    CollateralNumber: components["schemas"]["PrintableText"];
                     SelectableFields?: components["schemas"]["CollateralCollHoldSelectableFields"];
                     SearchFilter?: {
                         /** @description e.g. Amount > 100 AND EffectiveDate >= {date:'2024-01-01'} */
@@ -12457,31 +9976,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralCollHoldList: {
-                            hasReachedMaximumListSize: boolean;
-                            CollateralCollHold: components["schemas"]["CollateralCollHold"][];
-                        };
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralCollHoldListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralCollHoldPagedListSelectFields: {
@@ -12502,37 +10006,23 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
+                    CollateralNumber: components["schemas"]["PrintableText"];
                     SelectableFields?: components["schemas"]["CollateralCollHoldSelectableFields"];
                     PagingRequestContext?: components["schemas"]["PagingRequestContext"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralCollHold: components["schemas"]["CollateralCollHold"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralCollHoldPagedList"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_searchCollateralCollHoldPagedSelectFields: {
@@ -12553,7 +10043,7 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
+                    CollateralNumber: components["schemas"]["PrintableText"];
                     SelectableFields?: components["schemas"]["CollateralCollHoldSelectableFields"];
                     PagingRequestContext?: components["schemas"]["PagingRequestContext"];
                     /** @description e.g. Amount > 100 AND EffectiveDate >= {date:'2024-01-01'} */
@@ -12562,30 +10052,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralCollHold: components["schemas"]["CollateralCollHold"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralCollHoldPagedList"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocument: {
@@ -12606,34 +10082,22 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
-                    CollateralDocumentLocator: number;
+                    CollateralNumber: components["schemas"]["PrintableText"];
+                    CollateralDocumentLocator: components["schemas"]["Int32"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralDocument: components["schemas"]["CollateralDocument"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralDocument"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentSelectFields: {
@@ -12654,35 +10118,23 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
-                    CollateralDocumentLocator: number;
+                    CollateralNumber: components["schemas"]["PrintableText"];
+                    CollateralDocumentLocator: components["schemas"]["Int32"];
                     SelectableFields?: components["schemas"]["CollateralDocumentSelectableFields"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralDocument: components["schemas"]["CollateralDocument"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralDocument"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentSelectFieldsFilterChildren: {
@@ -12703,36 +10155,24 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
-                    CollateralDocumentLocator: number;
+                    CollateralNumber: components["schemas"]["PrintableText"];
+                    CollateralDocumentLocator: components["schemas"]["Int32"];
                     SelectableFields?: components["schemas"]["CollateralDocumentSelectableFields"];
                     ChildrenSearchFilter?: components["schemas"]["CollateralDocumentChildrenFilter"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralDocument: components["schemas"]["CollateralDocument"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralDocument"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentPagedList: {
@@ -12747,42 +10187,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description The collateral number */
-                    CollateralNumber: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["v2022_01_getCollateralCollHoldPagedList"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralDocument: components["schemas"]["CollateralDocument"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralDocumentPagedList"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentListSelectFields: {
@@ -12803,37 +10219,22 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
+                    CollateralNumber: components["schemas"]["PrintableText"];
                     SelectableFields?: components["schemas"]["CollateralDocumentSelectableFields"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralDocumentList: {
-                            hasReachedMaximumListSize: boolean;
-                            CollateralDocument: components["schemas"]["CollateralDocument"][];
-                        };
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralDocumentListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_searchCollateralDocumentSelectFields: {
@@ -12854,7 +10255,7 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
+                    CollateralNumber: components["schemas"]["PrintableText"];
                     SelectableFields?: components["schemas"]["CollateralDocumentSelectableFields"];
                     SearchFilter?: {
                         /** @description e.g. Amount > 100 AND EffectiveDate >= {date:'2024-01-01'} */
@@ -12865,31 +10266,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralDocumentList: {
-                            hasReachedMaximumListSize: boolean;
-                            CollateralDocument: components["schemas"]["CollateralDocument"][];
-                        };
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralDocumentListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentPagedListSelectFields: {
@@ -12910,37 +10296,23 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
+                    CollateralNumber: components["schemas"]["PrintableText"];
                     SelectableFields?: components["schemas"]["CollateralDocumentSelectableFields"];
                     PagingRequestContext?: components["schemas"]["PagingRequestContext"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralDocument: components["schemas"]["CollateralDocument"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralDocumentPagedList"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_searchCollateralDocumentPagedSelectFields: {
@@ -12961,7 +10333,7 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
+                    CollateralNumber: components["schemas"]["PrintableText"];
                     SelectableFields?: components["schemas"]["CollateralDocumentSelectableFields"];
                     PagingRequestContext?: components["schemas"]["PagingRequestContext"];
                     /** @description e.g. Amount > 100 AND EffectiveDate >= {date:'2024-01-01'} */
@@ -12970,30 +10342,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralDocument: components["schemas"]["CollateralDocument"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralDocumentPagedList"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentTracking: {
@@ -13014,35 +10372,23 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
-                    CollateralDocumentLocator: number;
-                    CollateralDocumentTrackingLocator: number;
+                    CollateralNumber: components["schemas"]["PrintableText"];
+                    CollateralDocumentLocator: components["schemas"]["Int32"];
+                    CollateralDocumentTrackingLocator: components["schemas"]["Int32"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralDocumentTracking: components["schemas"]["CollateralDocumentTracking"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralDocumentTracking"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentTrackingSelectFields: {
@@ -13063,36 +10409,24 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
-                    CollateralDocumentLocator: number;
-                    CollateralDocumentTrackingLocator: number;
+                    CollateralNumber: components["schemas"]["PrintableText"];
+                    CollateralDocumentLocator: components["schemas"]["Int32"];
+                    CollateralDocumentTrackingLocator: components["schemas"]["Int32"];
                     SelectableFields?: components["schemas"]["CollateralDocumentTrackingSelectableFields"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralDocumentTracking: components["schemas"]["CollateralDocumentTracking"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralDocumentTracking"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentTrackingListSelectFields: {
@@ -13113,38 +10447,23 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
-                    CollateralDocumentLocator: number;
+                    CollateralNumber: components["schemas"]["PrintableText"];
+                    CollateralDocumentLocator: components["schemas"]["Int32"];
                     SelectableFields?: components["schemas"]["CollateralDocumentTrackingSelectableFields"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralDocumentTrackingList: {
-                            hasReachedMaximumListSize: boolean;
-                            CollateralDocumentTracking: components["schemas"]["CollateralDocumentTracking"][];
-                        };
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralDocumentTrackingListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_searchCollateralDocumentTrackingSelectFields: {
@@ -13165,8 +10484,8 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
-                    CollateralDocumentLocator: number;
+                    CollateralNumber: components["schemas"]["PrintableText"];
+                    CollateralDocumentLocator: components["schemas"]["Int32"];
                     SelectableFields?: components["schemas"]["CollateralDocumentTrackingSelectableFields"];
                     SearchFilter?: {
                         /** @description e.g. Amount > 100 AND EffectiveDate >= {date:'2024-01-01'} */
@@ -13176,31 +10495,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralDocumentTrackingList: {
-                            hasReachedMaximumListSize: boolean;
-                            CollateralDocumentTracking: components["schemas"]["CollateralDocumentTracking"][];
-                        };
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralDocumentTrackingListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralDocumentTrackingPagedListSelectFields: {
@@ -13221,38 +10525,24 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
-                    CollateralDocumentLocator: number;
+                    CollateralNumber: components["schemas"]["PrintableText"];
+                    CollateralDocumentLocator: components["schemas"]["Int32"];
                     SelectableFields?: components["schemas"]["CollateralDocumentTrackingSelectableFields"];
                     PagingRequestContext?: components["schemas"]["PagingRequestContext"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralDocumentTracking: components["schemas"]["CollateralDocumentTracking"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralDocumentTrackingPagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_searchCollateralDocumentTrackingPagedSelectFields: {
@@ -13273,8 +10563,8 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
-                    CollateralDocumentLocator: number;
+                    CollateralNumber: components["schemas"]["PrintableText"];
+                    CollateralDocumentLocator: components["schemas"]["Int32"];
                     SelectableFields?: components["schemas"]["CollateralDocumentTrackingSelectableFields"];
                     PagingRequestContext?: components["schemas"]["PagingRequestContext"];
                     /** @description e.g. Amount > 100 AND EffectiveDate >= {date:'2024-01-01'} */
@@ -13283,30 +10573,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralDocumentTracking: components["schemas"]["CollateralDocumentTracking"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralDocumentTrackingPagedListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralFmHistoryPagedList: {
@@ -13321,42 +10597,18 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description The collateral number */
-                    CollateralNumber: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["v2022_01_getCollateralCollHoldPagedList"];
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralFmHistory: components["schemas"]["CollateralFmHistory"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralFmHistoryPagedList"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralFmHistoryListSelectFields: {
@@ -13377,37 +10629,22 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
+                    CollateralNumber: components["schemas"]["PrintableText"];
                     SelectableFields?: components["schemas"]["CollateralFmHistorySelectableFields"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralFmHistoryList: {
-                            hasReachedMaximumListSize: boolean;
-                            CollateralFmHistory: components["schemas"]["CollateralFmHistory"][];
-                        };
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralFmHistoryListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_searchCollateralFmHistorySelectFields: {
@@ -13428,7 +10665,7 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
+                    CollateralNumber: components["schemas"]["PrintableText"];
                     SelectableFields?: components["schemas"]["CollateralFmHistorySelectableFields"];
                     SearchFilter?: {
                         /** @description e.g. Amount > 100 AND EffectiveDate >= {date:'2024-01-01'} */
@@ -13448,31 +10685,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralFmHistoryList: {
-                            hasReachedMaximumListSize: boolean;
-                            CollateralFmHistory: components["schemas"]["CollateralFmHistory"][];
-                        };
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralFmHistoryListSelectFields"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralFmHistoryPagedListSelectFields: {
@@ -13493,37 +10715,23 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
+                    CollateralNumber: components["schemas"]["PrintableText"];
                     SelectableFields?: components["schemas"]["CollateralFmHistorySelectableFields"];
                     PagingRequestContext?: components["schemas"]["PagingRequestContext"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralFmHistory: components["schemas"]["CollateralFmHistory"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralFmHistoryPagedList"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_searchCollateralFmHistoryPagedSelectFields: {
@@ -13544,7 +10752,7 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
+                    CollateralNumber: components["schemas"]["PrintableText"];
                     SelectableFields?: components["schemas"]["CollateralFmHistorySelectableFields"];
                     PagingRequestContext?: components["schemas"]["PagingRequestContext"];
                     /** @description e.g. Amount > 100 AND EffectiveDate >= {date:'2024-01-01'} */
@@ -13563,30 +10771,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralFmHistory: components["schemas"]["CollateralFmHistory"][];
-                        /** @description Empty on the last page */
-                        Token: string;
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralFmHistoryPagedList"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralTracking: {
@@ -13607,34 +10801,22 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
-                    CollateralTrackingLocator: number;
+                    CollateralNumber: components["schemas"]["PrintableText"];
+                    CollateralTrackingLocator: components["schemas"]["Int32"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralTracking: components["schemas"]["CollateralTracking"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralTracking"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralTrackingSelectFields: {
@@ -13655,35 +10837,23 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
-                    CollateralTrackingLocator: number;
+                    CollateralNumber: components["schemas"]["PrintableText"];
+                    CollateralTrackingLocator: components["schemas"]["Int32"];
                     SelectableFields?: components["schemas"]["CollateralTrackingSelectableFields"];
                 };
             };
         };
         responses: {
-            /** @description The records read, with the fields selected */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        CollateralTracking: components["schemas"]["CollateralTracking"];
-                    };
-                };
-            };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            200: components["responses"]["v2022_01_getCollateralTracking"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralTrackingPagedList: {
@@ -13698,17 +10868,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    Credentials: components["schemas"]["Credentials"];
-                    nxAttributes?: components["schemas"]["NxAttributes"];
-                    /** @description The collateral number */
-                    CollateralNumber: string;
-                    PagingRequestContext?: components["schemas"]["PagingRequestContext"];
-                };
-            };
-        };
+        requestBody: components["requestBodies"]["v2022_01_getCollateralCollHoldPagedList"];
         responses: {
             /** @description The records read, with the fields selected */
             200: {
@@ -13725,15 +10885,15 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     v2022_01_getCollateralTrackingListSelectFields: {
@@ -13754,7 +10914,7 @@ export interface operations {
                     Credentials: components["schemas"]["Credentials"];
                     nxAttributes?: components["schemas"]["NxAttributes"];
                     /** @description The collateral number */
-                    CollateralNumber: string;
+                    CollateralNumber: components["schemas"]["PrintableText"];
                     SelectableFields?: components["schemas"]["CollateralTrackingSelectableFields"];
                 };
             };
@@ -13776,15 +10936,15 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["problem-404-RECORD_NOT_FOUND"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["404-RECORD_NOT_FOUND"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     logon: {
@@ -13823,14 +10983,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     logoff: {
@@ -13867,14 +11027,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["problem-429-RATE_LIMITED"];
-            500: components["responses"]["problem-500-INTERNAL"];
-            503: components["responses"]["problem-503-UNAVAILABLE"];
+            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["401-UNAUTHENTICATED"];
+            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429-RATE_LIMITED"];
+            500: components["responses"]["500-INTERNAL"];
+            503: components["responses"]["503-UNAVAILABLE"];
         };
     };
     listTokens: {
@@ -13911,11 +11071,11 @@ export interface operations {
                     };
                 };
             };
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     createToken: {
@@ -13975,15 +11135,15 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN"];
-            409: components["responses"]["admin-problem-409-ALREADY_EXISTS"];
-            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN"];
+            409: components["responses"]["admin-409-ALREADY_EXISTS"];
+            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     revokeToken: {
@@ -14021,13 +11181,13 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["admin-problem-400-VALIDATION_FAILED"];
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN"];
-            404: components["responses"]["admin-problem-404-NOT_FOUND"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            400: components["responses"]["admin-400-VALIDATION_FAILED"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN"];
+            404: components["responses"]["admin-404-NOT_FOUND"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     listUsers: {
@@ -14063,12 +11223,12 @@ export interface operations {
                     };
                 };
             };
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            501: components["responses"]["admin-problem-501-STORE_ONLY"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            501: components["responses"]["admin-501-STORE_ONLY"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     addUser: {
@@ -14116,16 +11276,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN"];
-            409: components["responses"]["admin-problem-409-ALREADY_EXISTS"];
-            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            501: components["responses"]["admin-problem-501-STORE_ONLY"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN"];
+            409: components["responses"]["admin-409-ALREADY_EXISTS"];
+            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            501: components["responses"]["admin-501-STORE_ONLY"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     disableUser: {
@@ -14144,41 +11304,19 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
-            content: {
-                "application/json": Record<string, never>;
-            };
-        };
+        requestBody?: components["requestBodies"]["disableUser"];
         responses: {
-            /** @description A core user (UserNumberCredentials), never its password hash */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @example 25 */
-                        userNumber: number;
-                        name: string;
-                        /** Format: date-time */
-                        createdAt: string;
-                        disabledAt: string | null;
-                        state: "enabled" | "disabled";
-                    };
-                };
-            };
-            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN"];
-            404: components["responses"]["admin-problem-404-NOT_FOUND"];
-            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            501: components["responses"]["admin-problem-501-STORE_ONLY"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            200: components["responses"]["disableUser"];
+            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN"];
+            404: components["responses"]["admin-404-NOT_FOUND"];
+            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            501: components["responses"]["admin-501-STORE_ONLY"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     enableUser: {
@@ -14197,41 +11335,19 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
-            content: {
-                "application/json": Record<string, never>;
-            };
-        };
+        requestBody?: components["requestBodies"]["disableUser"];
         responses: {
-            /** @description A core user (UserNumberCredentials), never its password hash */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @example 25 */
-                        userNumber: number;
-                        name: string;
-                        /** Format: date-time */
-                        createdAt: string;
-                        disabledAt: string | null;
-                        state: "enabled" | "disabled";
-                    };
-                };
-            };
-            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN"];
-            404: components["responses"]["admin-problem-404-NOT_FOUND"];
-            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            501: components["responses"]["admin-problem-501-STORE_ONLY"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            200: components["responses"]["disableUser"];
+            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN"];
+            404: components["responses"]["admin-404-NOT_FOUND"];
+            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            501: components["responses"]["admin-501-STORE_ONLY"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     unlockUser: {
@@ -14250,11 +11366,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
-            content: {
-                "application/json": Record<string, never>;
-            };
-        };
+        requestBody?: components["requestBodies"]["disableUser"];
         responses: {
             /** @description Default Response */
             200: {
@@ -14277,16 +11389,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN"];
-            404: components["responses"]["admin-problem-404-NOT_FOUND"];
-            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            501: components["responses"]["admin-problem-501-STORE_ONLY"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN"];
+            404: components["responses"]["admin-404-NOT_FOUND"];
+            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            501: components["responses"]["admin-501-STORE_ONLY"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     setUserPassword: {
@@ -14336,16 +11448,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN"];
-            404: components["responses"]["admin-problem-404-NOT_FOUND"];
-            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            501: components["responses"]["admin-problem-501-STORE_ONLY"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN"];
+            404: components["responses"]["admin-404-NOT_FOUND"];
+            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            501: components["responses"]["admin-501-STORE_ONLY"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     readDemoCredentials: {
@@ -14376,13 +11488,13 @@ export interface operations {
                     };
                 };
             };
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN"];
-            404: components["responses"]["admin-problem-404-NOT_FOUND"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            501: components["responses"]["admin-problem-501-STORE_ONLY"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN"];
+            404: components["responses"]["admin-404-NOT_FOUND"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            501: components["responses"]["admin-501-STORE_ONLY"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     readAudit: {
@@ -14404,6 +11516,8 @@ export interface operations {
                 limit?: string;
                 /** @description The previous page's `nextCursor` */
                 cursor?: string;
+                /** @description Oldest events first (the default) or newest first */
+                order?: "oldest" | "newest";
             };
             header?: {
                 /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
@@ -14462,12 +11576,12 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            400: components["responses"]["admin-400-VALIDATION_FAILED-INVALID_PAGING_TOKEN"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     exportRecords: {
@@ -14493,12 +11607,12 @@ export interface operations {
                     "application/x-ndjson": string;
                 };
             };
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            501: components["responses"]["admin-problem-501-STORE_ONLY"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            501: components["responses"]["admin-501-STORE_ONLY"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     importRecords: {
@@ -14543,16 +11657,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-INVALID_RECORD_FILE"];
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN"];
-            409: components["responses"]["admin-problem-409-STORE_NOT_EMPTY"];
-            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            501: components["responses"]["admin-problem-501-STORE_ONLY"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            400: components["responses"]["admin-400-VALIDATION_FAILED-INVALID_RECORD_FILE"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN"];
+            409: components["responses"]["admin-409-STORE_NOT_EMPTY"];
+            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            501: components["responses"]["admin-501-STORE_ONLY"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     resetStore: {
@@ -14600,16 +11714,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN"];
-            409: components["responses"]["admin-problem-409-NOT_A_DEMO_DATASET"];
-            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            501: components["responses"]["admin-problem-501-STORE_ONLY"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN"];
+            409: components["responses"]["admin-409-NOT_A_DEMO_DATASET"];
+            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            501: components["responses"]["admin-501-STORE_ONLY"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     listFaultRules: {
@@ -14686,11 +11800,11 @@ export interface operations {
                     };
                 };
             };
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     addFaultRule: {
@@ -14819,15 +11933,15 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            409: components["responses"]["admin-problem-409-TOO_MANY_FAULT_RULES"];
-            413: components["responses"]["admin-problem-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            409: components["responses"]["admin-409-TOO_MANY_FAULT_RULES"];
+            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     clearFaultRules: {
@@ -14842,25 +11956,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description How many rules were removed */
-                        removed: number;
-                    };
-                };
-            };
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            200: components["responses"]["clearFaultRules"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     removeFaultRule: {
@@ -14878,27 +11979,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description How many rules were removed */
-                        removed: number;
-                    };
-                };
-            };
-            400: components["responses"]["admin-problem-400-VALIDATION_FAILED"];
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["admin-problem-404-NOT_FOUND"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            200: components["responses"]["clearFaultRules"];
+            400: components["responses"]["admin-400-VALIDATION_FAILED"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
+            404: components["responses"]["admin-404-NOT_FOUND"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
 }
