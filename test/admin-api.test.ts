@@ -234,6 +234,7 @@ const BAD: readonly (Call & { status: number; code: string; pointer?: string })[
   { method: 'GET', url: '/admin/audit?status=999', status: 400, code: 'VALIDATION_FAILED', pointer: '/status' },
   { method: 'GET', url: '/admin/audit?account=12', status: 400, code: 'VALIDATION_FAILED', pointer: '/account' },
   { method: 'GET', url: '/admin/audit?color=red', status: 400, code: 'VALIDATION_FAILED', pointer: '/color' },
+  { method: 'GET', url: '/admin/audit?order=sideways', status: 400, code: 'VALIDATION_FAILED', pointer: '/order' },
   {
     method: 'GET',
     url: '/admin/audit?cursor=bm90LWEtY3Vyc29y',
@@ -462,6 +463,16 @@ for (const backend of BACKENDS) {
         next = answer.next;
       }
       assert.deepEqual(seen, ['admin:token.create', 'admin:token.revoke', 'admin:token.list']);
+
+      // order=newest: the same events newest first, paged backwards by the same cursor.
+      const newest: string[] = [];
+      next = `/admin/audit?from=${encodeURIComponent(since)}&operation=admin%3Atoken.*&limit=1&order=newest`;
+      while (next !== null) {
+        const answer: AuditPage = (await admin(h, { method: 'GET', url: next })).json();
+        newest.push(...answer.events.map((e) => e.operation));
+        next = answer.next;
+      }
+      assert.deepEqual(newest, ['admin:token.list', 'admin:token.revoke', 'admin:token.create']);
     });
 
     test('the audit trail streams as NDJSON: every matching event, a line each, whatever the page size', async () => {

@@ -95,6 +95,7 @@ describe('ops and docs endpoints', () => {
     const { schemas } = JSON.parse(body).components;
     assert.equal(schemas.ShareUpdatableFields.$ref, '#/components/schemas/ShareFields', 'equal schemas are one');
     assert.equal(schemas.UpdateDateOrNull.format, 'date', "an update's date is documented as a date");
+    assert.deepEqual(JSON.parse(body).info.license, { name: 'Apache License 2.0', identifier: 'Apache-2.0' });
   });
 
   test('every $ref in the document resolves to a component', async () => {
