@@ -51,6 +51,8 @@ export const SLOW_SUITES: Readonly<Record<string, string>> = {
   'test/gateway-exactly-once.test.ts': 'keyed updates through a gateway and its core',
   'test/gateway-slow-core.test.ts': 'a gateway in front of a core that answers late',
   'test/fuzz.test.ts': 'generated bodies for every operation',
+  'test/gateway.test.ts': 'every operation through a gateway and its core',
+  'test/metrics.test.ts': 'the metrics of calls in each mode',
 };
 
 /** Every test file `npm test` runs, relative to the repository: test/*.test.ts and packages/*\/test/*.test.ts. */
