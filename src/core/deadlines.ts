@@ -103,12 +103,16 @@ export class DeadlineWheel {
     this.timer = undefined;
     this.timerAt = Infinity;
     const now = performance.now();
-    while (this.head && this.head.at <= now) {
-      const passed = this.head;
-      this.unlink(passed);
-      passed.expire();
+    try {
+      while (this.head && this.head.at <= now) {
+        const passed = this.head;
+        this.unlink(passed);
+        passed.expire();
+      }
+    } finally {
+      // A listener that throws leaves the deadlines after it to the next turn, never to no timer at all.
+      if (this.head) this.arm(this.head.at);
     }
-    if (this.head) this.arm(this.head.at);
   }
 }
 
