@@ -338,7 +338,7 @@ for (const backend of BACKENDS) {
         upstream.behave(() => {});
         const started = Date.now();
         problem(await callLookup(), 504, 'CORE_TIMEOUT');
-        assert.ok(Date.now() - started < TIMEOUT_MS * 2, 'no hang');
+        assert.ok(Date.now() - started < TIMEOUT_MS * 4, 'no hang');
       });
 
       test('a core that drips its answer a byte at a time: 504 CORE_TIMEOUT, the whole answer has one deadline', async () => {
@@ -349,7 +349,7 @@ for (const backend of BACKENDS) {
         });
         const started = Date.now();
         problem(await callLookup(), 504, 'CORE_TIMEOUT');
-        assert.ok(Date.now() - started < TIMEOUT_MS * 2, 'no hang');
+        assert.ok(Date.now() - started < TIMEOUT_MS * 4, 'no hang');
       });
 
       test('every call an operation takes shares one deadline: a list read page by page ends at it', async () => {
