@@ -2109,7 +2109,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the core users (UserNumberCredentials) */
+        /** List the core users (UserNumberCredentials), with their password lockouts */
         get: operations["listUsers"];
         put?: never;
         /** Add a core user; a generated password is in the answer, once */
@@ -14059,6 +14059,9 @@ export interface operations {
                             createdAt: string;
                             disabledAt: string | null;
                             state: "enabled" | "disabled";
+                            lockedUntil: string | null;
+                            /** @description Wrong passwords counted towards the next lock, from every caller, within the lockout window */
+                            failures: number;
                         }[];
                     };
                 };
