@@ -198,6 +198,8 @@ export const SETTING = {
   adminPasswordHash: 'admin_password_hash',
   demoSeeded: 'demo_seeded',
   demoDataset: 'demo_dataset',
+  /** The sandbox's fault injection switched on or off (`on`/`off`; store/fault-injection.ts). */
+  faultInjection: 'fault_injection',
 } as const;
 
 /** The generated demo dataset a store holds: accounts 1..`accounts` of generator seed `seed`. */
