@@ -166,16 +166,22 @@ export interface Config {
 
 /**
  * Spans are exported (OTLP over HTTP) when `OTEL_TRACES_EXPORTER=otlp`, or when it is unset and an OTLP
- * endpoint is (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`); never with
- * `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`. Otherwise no SDK is loaded and tracing costs nothing.
+ * endpoint is (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`); printed to stderr, one
+ * JSON line each, with `OTEL_TRACES_EXPORTER=console`; never with `OTEL_SDK_DISABLED=true` or
+ * `OTEL_TRACES_EXPORTER=none`. Otherwise no SDK is loaded and tracing costs nothing.
  */
 export interface TracingSettings {
   readonly export: boolean;
+  /** Where spans go: `otlp`, `console` (stderr), or both (`OTEL_TRACES_EXPORTER=otlp,console`); none while not exported. */
+  readonly exporters: readonly TraceExporter[];
   /** `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` or `OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf` (default) or `http/json`. */
   readonly protocol: 'http/protobuf' | 'http/json';
   /** `COREGATE_TRACE_ACCOUNT_NUMBERS`: a request's span names the accounts it touched (off by default: no member data). */
   readonly accountNumbers: boolean;
 }
+
+/** The span exporters coregate has (`OTEL_TRACES_EXPORTER`). */
+export type TraceExporter = 'otlp' | 'console';
 
 /** pino's levels; `silent` logs nothing. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -416,18 +422,23 @@ function tracingSettings(env: NodeJS.ProcessEnv): TracingSettings {
     .split(',')
     .map((name) => name.trim())
     .filter((name) => name !== '');
-  const other = exporters.find((name) => name !== 'otlp' && name !== 'none');
+  const other = exporters.find((name) => !['otlp', 'console', 'none'].includes(name));
   if (other !== undefined)
-    throw new Error(`OTEL_TRACES_EXPORTER must be otlp or none (coregate exports over OTLP/HTTP), got "${other}"`);
+    throw new Error(
+      `OTEL_TRACES_EXPORTER must be otlp, console or none (coregate exports over OTLP/HTTP or to stderr), got "${other}"`,
+    );
   const endpoint = Boolean(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT);
   const disabled = env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true';
-  const exported = !disabled && (exporters.length > 0 ? exporters.includes('otlp') : endpoint);
+  const named = exporters.length > 0 ? exporters : endpoint ? ['otlp'] : [];
+  const chosen = disabled ? [] : (['otlp', 'console'] as const).filter((name) => named.includes(name));
+  const exported = chosen.length > 0;
   const protocolVariable = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL
     ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
     : 'OTEL_EXPORTER_OTLP_PROTOCOL';
   return {
     export: exported,
-    protocol: exported
+    exporters: chosen,
+    protocol: chosen.includes('otlp')
       ? oneOf(env, protocolVariable, ['http/protobuf', 'http/json'], 'http/protobuf')
       : 'http/protobuf',
     accountNumbers: boolean(env, 'COREGATE_TRACE_ACCOUNT_NUMBERS', false),

@@ -10,7 +10,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { startCommand } from '../scripts/start-command.js';
+import { loadConfig } from '../src/config.js';
+import { openRuntime } from '../src/runtime.js';
 import { adminStatement, CLI, serve, stop } from './support/serve-process.js';
 
 /**
@@ -218,6 +221,26 @@ describe('coregate token and user commands', () => {
     const added = cli(dataDir, 'user', 'add', '--number', '25', '--name', 'Loan officer');
     assert.equal(added.status, 0, added.stderr);
     assert.match(added.stdout, /Password: \S{20,}/);
+    assert.match(cli(dataDir, 'user', 'list').stdout, /^25\tLoan officer$/m);
+  });
+
+  test("user list shows until when a user's password is locked out, and the failures counted towards the next lock", async () => {
+    const runtime = await openRuntime(loadConfig({ COREGATE_DATA_DIR: dataDir, DATABASE_URL: '' }));
+    try {
+      // One caller locked out of user 25, another with two wrong passwords.
+      await sql`insert into credential_lockout (subject, failures, locks, locked_until) values
+        ('user:25@192.0.2.7/teller', 0, 1, now() + interval '10 minutes'),
+        ('user:25@192.0.2.8/teller', 2, 0, null)`.execute(runtime.database.db);
+    } finally {
+      await runtime.database.close();
+    }
+    const listed = cli(dataDir, 'user', 'list');
+    assert.equal(listed.status, 0, listed.stderr);
+    assert.match(
+      listed.stdout,
+      /^25\tLoan officer\tlocked until \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\t2 failed passwords$/m,
+    );
+    assert.equal(cli(dataDir, 'user', 'unlock', '--number', '25').status, 0);
     assert.match(cli(dataDir, 'user', 'list').stdout, /^25\tLoan officer$/m);
   });
 

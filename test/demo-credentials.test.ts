@@ -177,6 +177,10 @@ describe(
         assert.equal(statSync(dataDir).mode & 0o777, 0o700);
         assert.equal(statSync(credentialsFile(dataDir)).mode & 0o777, 0o600);
         assert.equal(await findBySSN(served.baseUrl, readCredentials(dataDir)), 200);
+        // As on the embedded database, the first start shows the demo token and admin password this once.
+        const { apiToken, adminPassword } = readCredentials(dataDir);
+        assert.ok(served.output().includes(`  Demo token:     ${apiToken}\n`), served.output());
+        assert.ok(served.output().includes(`  Admin password: ${adminPassword}\n`));
       } finally {
         await stop(served.child);
       }
@@ -292,3 +296,36 @@ describe('serve --demo on the embedded database', () => {
     }
   });
 });
+
+describe(
+  'serve on an empty PostgreSQL store',
+  { skip: !process.env.TEST_DATABASE_URL && 'TEST_DATABASE_URL is not set' },
+  () => {
+    const adminUrl = process.env.TEST_DATABASE_URL ?? '';
+    const database = `coregate_empty_${process.pid}`;
+    const databaseUrl = adminUrl && Object.assign(new URL(adminUrl), { pathname: `/${database}` }).href;
+    const dataDir = missingDataDir();
+    before(() => adminStatement(adminUrl, `create database ${database}`));
+    after(() => adminStatement(adminUrl, `drop database if exists ${database} with (force)`));
+
+    test('the banner says the store is empty and names the commands that fill it', async () => {
+      const served = await serve({
+        env: { COREGATE_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PORT: '0', LOG_LEVEL: 'warn' },
+        ready: /coregate admin-password .*\n/,
+      });
+      try {
+        const output = served.output();
+        assert.match(output, /The store is empty/);
+        for (const command of [
+          'coregate serve --demo',
+          'coregate seed',
+          'coregate token create',
+          'coregate admin-password',
+        ])
+          assert.ok(output.includes(command), `${command} is named:\n${output}`);
+      } finally {
+        await stop(served.child);
+      }
+    });
+  },
+);

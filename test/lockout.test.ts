@@ -35,13 +35,14 @@ const THRESHOLD = 3;
 interface Answer {
   readonly status: number;
   readonly text: string;
+  readonly requestId: string;
 }
 
 /** HTTP clients bound to a local address each, so the service sees calls from that address. */
 class Callers {
   private readonly agents = new Map<string, Agent>();
 
-  constructor(private readonly base: URL) {}
+  constructor(readonly base: URL) {}
 
   post(from: string, path: string, body: string, headers: Record<string, string>): Promise<Answer> {
     let agent = this.agents.get(from);
@@ -52,7 +53,9 @@ class Callers {
         let text = '';
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => (text += chunk));
-        response.on('end', () => resolve({ status: response.statusCode!, text }));
+        response.on('end', () =>
+          resolve({ status: response.statusCode!, text, requestId: String(response.headers['x-request-id']) }),
+        );
       });
       call.on('error', reject);
       call.end(body);
@@ -244,6 +247,56 @@ for (const backend of BACKENDS) {
       assert.equal(await rowCount(h.database.db, 'credential_lockout', sql`subject like ${'%@192.0.2.30/%'}`), 1);
       // The fresh failure's own slow-down runs out a hundredth of the lockout time after it.
       assert.ok((await rowCount(h.database.db, 'credential_slowdown', homeBankingSlowdowns)) <= 1);
+    });
+  });
+
+  describe(`lockouts seen by the operator, never by the caller, on ${backend.name}`, () => {
+    let h: Harness;
+    let callers: Callers;
+    before(async () => {
+      // Locks long enough that no slow machine sees one end within the test.
+      h = await createHarness(backend, { lockoutThreshold: THRESHOLD, lockoutSeconds: 600, auditFlushMs: 0 });
+      await users.add(h.database.db, USER, 'Teller 21', await hashPassword(USER_PASSWORD));
+      callers = new Callers(new URL(await h.app.listen({ port: 0, host: '127.0.0.1' })));
+    });
+    after(async () => {
+      callers.close();
+      await h.close();
+    });
+
+    test("a locked caller's refusal is recorded as LOCKED_OUT naming the user, and the user list shows the lock and the failures; the caller's answer is a wrong password's", async () => {
+      const token = await h.tokenWith(['findby']);
+      const user = CASES[1]!;
+      const as = (from: string, secret: string) => callers.json(from, token, user.path, user.body(secret));
+      const wrong: Answer[] = [];
+      for (let i = 0; i < THRESHOLD; i += 1) wrong.push(await as(ADDRESS_A, `guess ${i}`));
+      const locked = await as(ADDRESS_A, USER_PASSWORD);
+      assert.equal(locked.status, 403);
+      assert.deepEqual(JSON.parse(locked.text), JSON.parse(wrong[0]!.text), 'the caller is told nothing more');
+      // Another caller's wrong password counts towards its own lock: the list adds it up.
+      assert.equal((await as(ADDRESS_B, 'guess 0')).status, 403);
+      const recorded = async (requestId: string) => {
+        for (;;) {
+          const { rows } = await sql<{ code: string; user_number: number | null }>`
+            select code, user_number from audit_event where request_id = ${requestId}`.execute(h.database.db);
+          if (rows[0]) return rows[0];
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      };
+      assert.deepEqual(await recorded(locked.requestId), { code: 'LOCKED_OUT', user_number: USER });
+      assert.equal((await recorded(wrong[0]!.requestId)).code, 'FORBIDDEN');
+      const admin = await h.tokenWith(['admin']);
+      const listed = await fetch(`${callers.base.href.replace(/\/$/, '')}/admin/users`, {
+        headers: { authorization: `Bearer ${admin}` },
+      });
+      assert.equal(listed.status, 200);
+      const { users: entries } = (await listed.json()) as {
+        users: { userNumber: number; lockedUntil: string | null; failures: number }[];
+      };
+      const entry = entries.find((candidate) => candidate.userNumber === USER)!;
+      assert.ok(entry.lockedUntil !== null && Date.parse(entry.lockedUntil) > Date.now(), String(entry.lockedUntil));
+      // The lock set the guessing caller's count back to 0; the other caller's one failure counts.
+      assert.equal(entry.failures, 1);
     });
   });
 

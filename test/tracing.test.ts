@@ -26,7 +26,7 @@ import { demoExamples } from '../src/seed/examples.js';
 import { seedDatabase } from '../src/seed/load.js';
 import { enableTracing, statementOf } from '../src/telemetry/tracing.js';
 import { BACKENDS, createHarness, type Harness } from './support/harness.js';
-import { CLI, serve, stop, type Served } from './support/serve-process.js';
+import { CLI, serve, spawnServe, stop, type Served } from './support/serve-process.js';
 
 /** The command line from source, recording the OpenTelemetry modules it loads (support/loaded-modules.mjs). */
 const TRACED_CLI = ['--import', 'tsx', '--import', './test/support/loaded-modules.mjs', CLI.at(-1)!];
@@ -365,6 +365,48 @@ describe('without the OTEL_* variables', () => {
   });
 });
 
+describe('OTEL_TRACES_EXPORTER=console', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'coregate-console-traced-'));
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  test("prints each span to stderr as one JSON line, the request's span in the caller's trace", async () => {
+    const starting = spawnServe({
+      args: ['--no-demo'],
+      env: { ...NO_OTEL, OTEL_TRACES_EXPORTER: 'console', COREGATE_DATA_DIR: dataDir, PORT: '0', DATABASE_URL: '' },
+    });
+    let stderr = '';
+    let stdout = '';
+    starting.child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    starting.child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const served = await starting.listening;
+    const spanOfCall = () =>
+      stderr
+        .split('\n')
+        .filter((line) => line.startsWith('{"traceId"'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find((span) => span.traceId === CALLER_TRACE_ID && span.kind === 'SERVER');
+    try {
+      const health = await fetch(`${served.baseUrl}/health`, {
+        headers: { traceparent: `00-${CALLER_TRACE_ID}-${CALLER_SPAN_ID}-01` },
+      });
+      assert.equal(health.status, 200);
+      // The span ends once the answer is sent: its line follows the response.
+      while (!spanOfCall() && served.child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      await stop(served.child);
+    }
+    const span = spanOfCall();
+    assert.ok(span, `no span line of the call on stderr:\n${stderr}`);
+    assert.equal(span.parentSpanId, CALLER_SPAN_ID);
+    assert.equal(span.name, 'GET /health');
+    assert.equal(span.service, 'coregate');
+    assert.equal((span.attributes as Record<string, unknown>)['http.response.status_code'], 200);
+    assert.match(String(span.startTime), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z$/);
+    assert.equal(typeof span.durationMs, 'number');
+    assert.doesNotMatch(stdout, /"traceId"/, 'no span goes to stdout');
+  });
+});
+
 describe('tracing settings', () => {
   test('spans are exported only when an exporter is configured, and not when the SDK is disabled', () => {
     const exported = (env: NodeJS.ProcessEnv) => loadConfig(env).tracing.export;
@@ -374,6 +416,10 @@ describe('tracing settings', () => {
     assert.equal(exported({ OTEL_TRACES_EXPORTER: 'otlp' }), true);
     assert.equal(exported({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }), false);
     assert.equal(exported({ OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' }), false);
+    assert.equal(exported({ OTEL_TRACES_EXPORTER: 'console' }), true);
+    assert.deepEqual(loadConfig({ OTEL_TRACES_EXPORTER: 'console' }).tracing.exporters, ['console']);
+    assert.deepEqual(loadConfig({ OTEL_TRACES_EXPORTER: 'console,otlp' }).tracing.exporters, ['otlp', 'console']);
+    assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }).tracing.exporters, ['otlp']);
     assert.equal(loadConfig({ OTEL_TRACES_EXPORTER: 'otlp' }).tracing.protocol, 'http/protobuf');
     assert.equal(
       loadConfig({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' }).tracing.protocol,
@@ -383,7 +429,10 @@ describe('tracing settings', () => {
   });
 
   test('an exporter or protocol coregate lacks stops the start naming the variable', () => {
-    assert.throws(() => loadConfig({ OTEL_TRACES_EXPORTER: 'zipkin' }), /^Error: OTEL_TRACES_EXPORTER must be otlp/);
+    assert.throws(
+      () => loadConfig({ OTEL_TRACES_EXPORTER: 'zipkin' }),
+      /^Error: OTEL_TRACES_EXPORTER must be otlp, console or none/,
+    );
     assert.throws(
       () => loadConfig({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }),
       /^Error: OTEL_EXPORTER_OTLP_PROTOCOL must be one of http\/protobuf, http\/json, got "grpc"/,

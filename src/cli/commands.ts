@@ -276,7 +276,9 @@ const USER: CommandSpec = {
 
   add --number N --name NAME [--password P]   a core user for UserNumberCredentials (N in 1..9999);
                                               a password is generated and printed when not given
-  list                                        numbers and names (and "disabled" for a disabled user)
+  list                                        numbers and names, "disabled" for a disabled user, and its
+                                              password lockouts: "locked until TIME" while a caller is
+                                              locked out, "N failed passwords" counted towards the next lock
   disable --number N                          its credentials are refused, its logon sessions end
   enable --number N
   unlock --number N                           clears its password lockouts
@@ -293,6 +295,15 @@ function userNumberOption(value: string | undefined): number {
   const userNumber = integerOption(value, 'number', 0, USER);
   if (userNumber < 1 || userNumber > 9999) throw new UsageError(`--number must be in 1..9999\n\n${USER.usage}`);
   return userNumber;
+}
+
+/** A user as `user list` shows it: number, name, and what stands in the way of its password, if anything. */
+function userLine(user: UserList['users'][number]): string {
+  const columns = [String(user.userNumber), user.name];
+  if (user.state === 'disabled') columns.push('disabled');
+  if (user.lockedUntil !== null) columns.push(`locked until ${user.lockedUntil}`);
+  if (user.failures > 0) columns.push(`${user.failures} failed password${user.failures === 1 ? '' : 's'}`);
+  return columns.join('\t');
 }
 
 export async function userCommand(argv: string[], config: Config, print: Print): Promise<void> {
@@ -321,9 +332,9 @@ export async function userCommand(argv: string[], config: Config, print: Print):
     case 'list': {
       const list = await users<UserList>(
         (server) => adminCall(server, 'GET', '/admin/users'),
-        (db, adminUsers) => adminUsers.list(db),
+        (db, adminUsers) => adminUsers.list(db, config.lockoutSeconds),
       );
-      for (const u of list.users) print(`${u.userNumber}\t${u.name}${u.state === 'disabled' ? '\tdisabled' : ''}`);
+      for (const u of list.users) print(userLine(u));
       return;
     }
     case 'add': {

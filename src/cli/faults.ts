@@ -1,5 +1,6 @@
 /**
- * `coregate faults add|list|clear`: the sandbox's fault rules (docs/operating.md, "Fault rules"). On the
+ * `coregate faults add|list|clear|enable|disable`: the sandbox's fault rules, and fault injection switched on
+ * or off (docs/operating.md, "Fault rules"). On the
  * coregate serving the data directory, or at `COREGATE_URL`, through its admin API (cli/remote.ts); with no
  * server running, on the database itself, which every server reads. The same output either way.
  */
@@ -9,6 +10,8 @@ import { faultRuleAdmin } from '../operations/fault-rules.js';
 import { integerOption, parseCommand, UsageError, type CommandSpec } from './args.js';
 import { administer } from './commands.js';
 import { adminCall } from './remote.js';
+import type { Db } from '../database/database.js';
+import { faultInjection } from '../store/fault-injection.js';
 
 type Print = (line: string) => void;
 
@@ -16,9 +19,12 @@ const FAULTS: CommandSpec = {
   usage: `Usage: coregate faults add --operations NAME|PREFIX*|* WHAT [HOW OFTEN] [--face json|soap|both]
        coregate faults list
        coregate faults clear [ID]
+       coregate faults enable|disable
 
-A fault rule makes the calls it matches fail for unmodified clients as a failing core makes them fail (the
-server needs COREGATE_SANDBOX_FAULTS=on). It applies on every worker within a second.
+A fault rule makes the calls it matches fail for unmodified clients as a failing core makes them fail, while
+fault injection is on. It applies on every worker within a second.
+enable / disable turn fault injection (the rules and the X-Coregate-Fault header) on or off for every worker
+and instance within a second, kept in the database; COREGATE_SANDBOX_FAULTS=on is only its start value.
 WHAT (one of these, with or without --latency):
   --code CODE [--status S]        a problem: CORE_UNAVAILABLE, CORE_TIMEOUT, RECORD_NOT_FOUND, …
   --soap-fault Client|Server      a SOAP Fault of that class (the JSON API answers 502 CORE_ERROR)
@@ -119,15 +125,16 @@ const ruleLine = (rule: FaultRule) =>
   `${rule.id}\t${rule.operations}\t${rule.face}\t${effectOf(rule)}\t${frequencyOf(rule)}\tuntil ${rule.until}`;
 
 /** The database itself is changed only where its servers would apply the rules. */
-function sandboxOnly(config: Config): void {
-  if (!config.sandboxFaults) throw faultRulesDisabled();
+async function sandboxOnly(db: Db, config: Config): Promise<void> {
+  if (!(await faultInjection.isOn(db, config.sandboxFaults))) throw faultRulesDisabled();
 }
 
 export async function faultsCommand(argv: string[], config: Config, print: Print): Promise<void> {
   const { values, flags, positionals } = parseCommand(FAULTS, argv);
   if (flags.has('help')) return print(FAULTS.usage);
   const [action, ...rest] = positionals;
-  if (!action) throw new UsageError(`coregate faults needs an action: add, list or clear\n\n${FAULTS.usage}`);
+  if (!action)
+    throw new UsageError(`coregate faults needs an action: add, list, clear, enable or disable\n\n${FAULTS.usage}`);
   if (rest.length > (action === 'clear' ? 1 : 0))
     throw new UsageError(`Unexpected "${rest.join(' ')}"\n\n${FAULTS.usage}`);
   switch (action) {
@@ -136,7 +143,7 @@ export async function faultsCommand(argv: string[], config: Config, print: Print
       const added = await administer<FaultRule>(config, 'faults', {
         remote: (server) => adminCall(server, 'POST', '/admin/faults', request),
         local: async ({ database: { db } }) => {
-          sandboxOnly(config);
+          await sandboxOnly(db, config);
           return faultRuleAdmin.add(db, request, null);
         },
       });
@@ -148,7 +155,7 @@ export async function faultsCommand(argv: string[], config: Config, print: Print
       const { rules } = await administer<{ rules: FaultRule[] }>(config, 'faults', {
         remote: (server) => adminCall(server, 'GET', '/admin/faults'),
         local: async ({ database: { db } }) => {
-          sandboxOnly(config);
+          await sandboxOnly(db, config);
           return faultRuleAdmin.list(db);
         },
       });
@@ -163,11 +170,28 @@ export async function faultsCommand(argv: string[], config: Config, print: Print
       const { removed } = await administer<{ removed: number }>(config, 'faults', {
         remote: (server) => adminCall(server, 'DELETE', id === undefined ? '/admin/faults' : `/admin/faults/${id}`),
         local: async ({ database: { db } }) => {
-          sandboxOnly(config);
+          await sandboxOnly(db, config);
           return id === undefined ? faultRuleAdmin.clear(db) : faultRuleAdmin.remove(db, Number(id));
         },
       });
       print(id === undefined ? `Removed ${removed} fault rule${removed === 1 ? '' : 's'}` : `Removed fault rule ${id}`);
+      return;
+    }
+    case 'enable':
+    case 'disable': {
+      const request = { enabled: action === 'enable' };
+      const { enabled } = await administer<{ enabled: boolean }>(config, 'faults', {
+        remote: (server) => adminCall(server, 'PUT', '/admin/faults/injection', request),
+        local: async ({ database: { db } }) => {
+          await faultInjection.set(db, request.enabled);
+          return request;
+        },
+      });
+      print(
+        enabled
+          ? 'Fault injection is on: fault rules and the X-Coregate-Fault header apply on every worker within a second'
+          : 'Fault injection is off: the header is refused and no fault rule applies (the rules are kept)',
+      );
       return;
     }
     default:

@@ -20,7 +20,7 @@ Commands:
   import           load an exported file in one transaction, checked against the catalog
   reset            put the store back to its seeded demo dataset
   core check       gateway mode: reach each SymXchange core once (TLS identity, latency)
-  faults           add, list or clear the sandbox's fault rules on a running server (COREGATE_SANDBOX_FAULTS=on)
+  faults           add, list or clear the sandbox's fault rules; enable or disable fault injection while serving
 
 token, user, audit, export, import and reset work on a running server too: while a coregate serves the
 data directory, or with COREGATE_URL set, they call its admin API (with COREGATE_ADMIN_TOKEN, or the data

@@ -134,7 +134,9 @@ async function problemOf(server: AdminServer, response: Response): Promise<Admin
     problem = { detail: `${response.status} ${response.statusText}` };
   }
   let message = problemMessage(problem);
-  if (response.status === 401 || response.status === 403) {
+  // The token is the cause only of a refusal of the token (not of one with a cause of its own, such as
+  // SANDBOX_FAULTS_DISABLED, whose detail names it).
+  if (response.status === 401 || (response.status === 403 && (problem.code ?? 'FORBIDDEN') === 'FORBIDDEN')) {
     message += ` (${server.description} refused the admin token: COREGATE_ADMIN_TOKEN, or the demo token, needs the admin scope)`;
   }
   return new AdminProblemError(response.status, problem.code ?? `HTTP_${response.status}`, message);

@@ -381,7 +381,13 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
 
 async function serveAlone(config: Config, wantsDemo: boolean, print: Print): Promise<void> {
   const { runtime, newCredentials } = await prepare(config, wantsDemo, print);
-  await printBanner(config, await listen(config, runtime), print, { showSecrets: newCredentials });
+  // A PostgreSQL store started without the demo may be empty: the banner then names the next steps.
+  const emptyStore =
+    !wantsDemo &&
+    config.databaseUrl !== undefined &&
+    !(await (await import('../store/record-transfer.js')).storeHoldsRecords(runtime.database.db));
+  const port = await listen(config, runtime);
+  await printBanner(config, port, print, { showSecrets: newCredentials, demo: wantsDemo, emptyStore });
 }
 
 /**
@@ -484,13 +490,17 @@ async function servePrimary(config: Config, wantsDemo: boolean, workers: number,
   for (let i = 0; i < workers; i += 1) fork();
   await started;
   const port = [...listeningPorts.values()][0] ?? config.port;
-  await printBanner(config, port, print, { workers, showSecrets: newCredentials });
+  await printBanner(config, port, print, { workers, showSecrets: newCredentials, demo: wantsDemo });
 }
 
 interface BannerOptions {
   readonly workers?: number;
   /** The demo credentials were written by this start: print them this once (later starts point at the file). */
   readonly showSecrets: boolean;
+  /** The demo was asked for (`--demo`, or the embedded database's default): the banner shows its credentials. */
+  readonly demo: boolean;
+  /** The store holds no records and no demo was asked for: the banner names the commands that fill it. */
+  readonly emptyStore?: boolean;
 }
 
 /**
@@ -515,7 +525,15 @@ async function bannerLines(config: Config, port: number, print: Print, options: 
   }
   print(`  API reference:  ${base}/docs`);
   print(`  OpenAPI:        ${base}/openapi.json`);
-  const demoModule = wantsBanner(config) ? await import('./demo.js') : undefined;
+  if (options.emptyStore) {
+    print('');
+    print('The store is empty. Next steps (with the server stopped, or beside it):');
+    print('  coregate serve --demo                 demo data, with a demo token and admin password');
+    print('  coregate seed --accounts N            generated records');
+    print('  coregate token create --name NAME     an API token');
+    print('  coregate admin-password               the administrative password (AdministrativeCredentials)');
+  }
+  const demoModule = options.demo || wantsBanner(config) ? await import('./demo.js') : undefined;
   const demo = demoModule?.readDemoCredentials(config);
   if (demoModule && demo && config.core === 'symxchange') {
     // Gateway mode: the core verifies body credentials; the token is the gateway's.

@@ -115,7 +115,27 @@ export const UserWithPassword = Type.Object(
 );
 export type UserWithPassword = Static<typeof UserWithPassword>;
 
-export const UserList = Type.Object({ users: Type.Array(UserInfo) }, strict);
+/** A user as the list shows it to the operator: with its password lockouts, which its callers are never told of. */
+export const UserListEntry = Type.Object(
+  {
+    ...UserProperties,
+    lockedUntil: nullable(
+      Type.String({
+        format: 'date-time',
+        description:
+          "Until when a caller (address and token) is locked out of the user's password, the latest of them; null when none is. `POST /admin/users/{number}/unlock` clears it",
+      }),
+    ),
+    failures: Type.Integer({
+      minimum: 0,
+      description: 'Wrong passwords counted towards the next lock, from every caller, within the lockout window',
+    }),
+  },
+  { ...strict, description: 'A core user with its password lockouts' },
+);
+export type UserListEntry = Static<typeof UserListEntry>;
+
+export const UserList = Type.Object({ users: Type.Array(UserListEntry) }, strict);
 export type UserList = Static<typeof UserList>;
 
 export const UserParams = Type.Object(

@@ -10,7 +10,12 @@
  */
 import { Type, type Static } from 'typebox';
 import { Problem, validationFailed, type PropertyError } from './problems.js';
-import { SANDBOX_FAULT_MAX_DELAY_MS, SANDBOX_FAULT_PROBLEMS, type SandboxFaultCode } from './sandbox-faults.js';
+import {
+  SANDBOX_FAULT_MAX_DELAY_MS,
+  SANDBOX_FAULT_PROBLEMS,
+  TURN_ON,
+  type SandboxFaultCode,
+} from './sandbox-faults.js';
 
 /** The bounds of the rule set and of each rule. */
 export const FAULT_RULE_LIMITS = {
@@ -200,11 +205,7 @@ export function appliesTo(rule: Pick<NewFaultRule, 'operations' | 'face'>, name:
 
 /** 403: the rules are administered while fault injection is on only, as the header is honoured. */
 export function faultRulesDisabled(): Problem {
-  return new Problem(
-    403,
-    'SANDBOX_FAULTS_DISABLED',
-    'Fault rules are refused: fault injection is off (COREGATE_SANDBOX_FAULTS=on turns it on in a sandbox)',
-  );
+  return new Problem(403, 'SANDBOX_FAULTS_DISABLED', `Fault rules are refused: fault injection is off (${TURN_ON})`);
 }
 
 /** 409: the rule set is full. */

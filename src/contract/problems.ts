@@ -88,7 +88,22 @@ export interface CoreFaultDetail {
   readonly code?: string;
 }
 
+/**
+ * What the operator's records (the audit trail, the log, the request's span) say of a problem beyond what
+ * its caller is told: the caller's answer is the problem's own, the same as for any refusal of its kind.
+ */
+export interface RecordedAs {
+  /** The code recorded in place of the problem's (`LOCKED_OUT` for a `FORBIDDEN`). */
+  readonly code: string;
+  /** Who the refused credential names: a user, or a member's account. */
+  readonly userNumber?: number;
+  readonly memberAccount?: string;
+}
+
 export class Problem extends Error {
+  /** What the operator's records say beyond the answer (see `RecordedAs`); none for most problems. */
+  recordedAs?: RecordedAs;
+
   constructor(
     readonly status: number,
     readonly code: ProblemCode,
@@ -126,6 +141,17 @@ export function unauthenticated(detail = 'A valid bearer token is required'): Pr
 
 export function forbidden(detail = 'The credentials do not allow this operation'): Problem {
   return new Problem(403, 'FORBIDDEN', detail);
+}
+
+/**
+ * 403 for a credential locked out for this caller: answered exactly as a wrong password is (`forbidden()`),
+ * recorded for the operator as `LOCKED_OUT`, naming the credential's user or account.
+ * @example throw lockedOut({ userNumber: 25 }); // the caller sees FORBIDDEN; the audit event LOCKED_OUT, user 25
+ */
+export function lockedOut(who: Omit<RecordedAs, 'code'>): Problem {
+  const problem = forbidden();
+  problem.recordedAs = { code: 'LOCKED_OUT', ...who };
+  return problem;
 }
 
 /** 413: a body over its route's limit (`COREGATE_BODY_LIMIT`, or the records file's for an import). */

@@ -77,12 +77,15 @@ function unreadable(detail: string): Problem {
   return new Problem(400, 'VALIDATION_FAILED', `${SANDBOX_FAULT_HEADER}: ${detail}`);
 }
 
+/** How fault injection is turned on while serving (the environment variable is only its start value). */
+export const TURN_ON = 'coregate faults enable, or PUT /admin/faults/injection, turns it on in a sandbox';
+
 /** 403: a call carried the header while fault injection is off. */
 export function sandboxFaultsDisabled(): Problem {
   return new Problem(
     403,
     'SANDBOX_FAULTS_DISABLED',
-    `${SANDBOX_FAULT_HEADER} is refused: fault injection is off (COREGATE_SANDBOX_FAULTS=on turns it on in a sandbox)`,
+    `${SANDBOX_FAULT_HEADER} is refused: fault injection is off (${TURN_ON})`,
   );
 }
 

@@ -217,11 +217,11 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOp
       url: '/admin/users',
       operation: 'admin:user.list',
       operationId: 'listUsers',
-      summary: 'List the core users (UserNumberCredentials)',
+      summary: 'List the core users (UserNumberCredentials), with their password lockouts',
       storeOnly: true,
       problems: STORE_ONLY,
       schema: { response: { 200: UserList } },
-      handler: () => adminUsers.list(db),
+      handler: () => adminUsers.list(db, config.lockoutSeconds),
     },
     {
       method: 'POST',

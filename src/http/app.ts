@@ -28,6 +28,7 @@ import { registerFaultRuleRoutes } from './fault-rule-routes.js';
 import { FaultRules } from './fault-rules.js';
 import { SimulatedFailures } from '../core/simulated-failures.js';
 import { FaultRuleSet } from '../store/fault-rules.js';
+import { FaultInjectionSwitch } from '../store/fault-injection.js';
 import { announceServer, withdrawServer } from '../database/data-dir-lock.js';
 import { withSafeErrorLogging } from './log-safety.js';
 import { logRequest } from './logging.js';
@@ -251,6 +252,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  // Fault injection on or off, switched while serving; COREGATE_SANDBOX_FAULTS until first switched.
+  const faultInjectionSwitch = new FaultInjectionSwitch(db, config.sandboxFaults);
   // One codec per release the SOAP face serves; release 3.0's (the first) also names each operation's SOAP twin.
   const codecs = KNOWN_FACTS.map((facts) =>
     createSymxCodec({ operations: CORE_OPERATIONS, schemas: SHARED_SCHEMAS, facts }),
@@ -262,7 +265,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     problems: {
       gateway: (options.core?.kind ?? config.core) === 'symxchange',
       carriedByCore: (operation) => codec.mapping.carries(operation),
-      sandboxFaults: config.sandboxFaults,
+      // As the switch stands at start (the reference is made once).
+      sandboxFaults: await faultInjectionSwitch.isOn(),
     },
   });
 
@@ -306,9 +310,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     done();
   });
   // The sandbox's fault rules, read from the database while fault injection is on (fault-rules.ts).
-  const faultRules = config.sandboxFaults
-    ? new FaultRules(new FaultRuleSet(db, app.log), new SimulatedFailures(config, codec.mapping))
-    : undefined;
+  const faultRules = new FaultRules(
+    new FaultRuleSet(db, app.log),
+    new SimulatedFailures(config, codec.mapping),
+    faultInjectionSwitch,
+  );
   // A gateway's key released or answered after its call, while the database was away, is written once it is back.
   const keyWrites = new KeyWrites({
     ...KEY_WRITES_DEFAULTS,
@@ -333,7 +339,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     audit,
     onRateLimited: (limit) => metrics.rateLimited(limit),
     // A call the sandbox dropped has no response, hence no onResponse: it ends here.
-    sandboxFaults: { enabled: config.sandboxFaults, onDropped: requestEnded },
+    sandboxFaults: { isOn: () => faultInjectionSwitch.isOn(), onDropped: requestEnded },
     faultRules,
   });
   registerOperationRoutes(app, { operations: OPERATIONS, authenticator, pipeline, syms: core.syms });
@@ -371,6 +377,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     onRateLimited: (limit) => metrics.rateLimited(limit),
     audit,
     rules: faultRules,
+    injection: faultInjectionSwitch,
   });
   // The embedded database's server says where it listens, for the CLI on its data directory (cli/remote.ts).
   if (!config.databaseUrl) {

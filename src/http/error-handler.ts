@@ -97,8 +97,17 @@ function toProblem(error: FastifyError, request: FastifyRequest): Problem | unde
   return undefined;
 }
 
+/**
+ * Notes the problem a call is answered with for its audit event, log line and span: its code, or what the
+ * operator's records say in its place (a lockout), and who a refused credential names.
+ */
+export function recordProblem(request: FastifyRequest, problem: Problem): void {
+  request.problemCode = problem.recordedAs?.code ?? problem.code;
+  if (problem.recordedAs) request.refusedCredential = problem.recordedAs;
+}
+
 export function sendProblem(reply: FastifyReply, problem: Problem, request: FastifyRequest): FastifyReply {
-  request.problemCode = problem.code;
+  recordProblem(request, problem);
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
   return reply.code(problem.status).type('application/problem+json').send(problemBody(problem, request.url));
 }

@@ -12,6 +12,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { FAULT_RULE_LIMITS, faultOutcome, type Face, type SoapFaultClass } from '../contract/fault-rules.js';
 import type { BrokenAnswer, SimulatedFailures } from '../core/simulated-failures.js';
 import type { AnyOperation } from '../operations/types.js';
+import type { FaultInjectionSwitch } from '../store/fault-injection.js';
 import type { FaultRuleSet, LiveFaultRule } from '../store/fault-rules.js';
 import { dropConnection, type SandboxFaultOptions } from './sandbox-faults.js';
 
@@ -46,6 +47,8 @@ export class FaultRules {
     private readonly set: FaultRuleSet,
     /** What a core's failures look like. */
     private readonly failures: SimulatedFailures,
+    /** Whether fault injection is on: while off, no rule applies (and the set is not read). */
+    private readonly injection: Pick<FaultInjectionSwitch, 'isOn'>,
   ) {}
 
   /** The set changed in this process: the next call reads it again. */
@@ -64,6 +67,7 @@ export class FaultRules {
     face: Face,
     dropped: Pick<SandboxFaultOptions, 'onDropped'>,
   ): Promise<boolean> {
+    if (!(await this.injection.isOn())) return false;
     const fired = await this.set.fire(operation.name, face);
     if (fired.length === 0) return false;
     const { failures } = this;

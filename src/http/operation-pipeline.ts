@@ -13,7 +13,7 @@ import { Type, type TSchema } from 'typebox';
 import { DEFAULT_SYM, type Config } from '../config.js';
 import { auditedCoreOutcome, type Core, type CoreCall, type CoreOutcome } from '../core/index.js';
 import { envelopeProperties, MEMBER_CREDENTIAL_KINDS, type CredentialKind } from '../contract/envelope.js';
-import { forbidden, rateLimited, validationFailed } from '../contract/problems.js';
+import { forbidden, rateLimited, validationFailed, type RecordedAs } from '../contract/problems.js';
 import type { Secrets } from '../crypto/secrets.js';
 import { responseChecker } from '../operations/response-check.js';
 import { operationPath, type AnyOperation, type OperationContext, type RequestBody } from '../operations/types.js';
@@ -39,6 +39,8 @@ declare module 'fastify' {
     caller?: CredentialIdentity;
     /** Stable code of the problem answered, for the audit trail. */
     problemCode?: string;
+    /** Who a refused credential names, when the operator may know it (a lockout), for the audit trail. */
+    refusedCredential?: Pick<RecordedAs, 'userNumber' | 'memberAccount'>;
     /** Accounts the request names or the operation found, and the collateral it reads, for the audit trail. */
     auditAccounts?: readonly string[];
     auditCollateral?: string;
@@ -98,8 +100,8 @@ export function auditEvent(
   return {
     requestId: request.id,
     tokenName: request.bearer?.tokenName ?? null,
-    userNumber: request.caller?.userNumber ?? null,
-    memberAccount: request.caller?.memberAccount ?? null,
+    userNumber: request.caller?.userNumber ?? request.refusedCredential?.userNumber ?? null,
+    memberAccount: request.caller?.memberAccount ?? request.refusedCredential?.memberAccount ?? null,
     operation: typeof operation === 'string' ? operation : `${operation.family}:${operation.name}`,
     accountNumbers: [...(request.auditAccounts ?? [])],
     collateralNumber: request.auditCollateral ?? null,

@@ -22,8 +22,8 @@ declare module 'fastify' {
 }
 
 export interface SandboxFaultOptions {
-  /** `COREGATE_SANDBOX_FAULTS`: while off, a call carrying the header is refused (403). */
-  readonly enabled: boolean;
+  /** Whether fault injection is on now (store/fault-injection.ts): while off, a call carrying the header is refused (403). */
+  readonly isOn: () => Promise<boolean>;
   /** A dropped call gets no response, so no `onResponse` hook runs: this is told instead, to audit, count and log it. */
   readonly onDropped: (request: FastifyRequest, reply: FastifyReply) => void;
 }
@@ -46,7 +46,7 @@ export async function applySandboxFault(
   if (header === undefined) return false;
   const value = Array.isArray(header) ? header.join(';') : header;
   request.sandboxFault = value.slice(0, LOGGED_LENGTH);
-  if (!options.enabled) throw sandboxFaultsDisabled();
+  if (!(await options.isOn())) throw sandboxFaultsDisabled();
   const fault = parseSandboxFault(value);
   if (fault.delayMs > 0) await sleep(fault.delayMs);
   if (fault.problem) throw fault.problem;

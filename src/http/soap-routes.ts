@@ -20,7 +20,7 @@ import { SoapCodecError, type Endpoint, type SymxCodec } from '../symxchange/cod
 import { faultEnvelope, type SoapFaultCode } from '../symxchange/faults.js';
 import { wsdlDocument } from '../symxchange/wsdl.js';
 import { clip, decodeXmlBytes, escapeAttribute } from '../symxchange/xml.js';
-import { problemOf, sendProblem } from './error-handler.js';
+import { problemOf, recordProblem, sendProblem } from './error-handler.js';
 import { BROKEN_ANSWER_CODE, BrokenAnswerError } from './fault-rules.js';
 import { auditEvent, type OperationPipeline } from './operation-pipeline.js';
 
@@ -121,7 +121,7 @@ function sendFault(
   problem: Problem,
   faultCode?: SoapFaultCode,
 ): FastifyReply {
-  request.problemCode = problem.code;
+  recordProblem(request, problem);
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
   // SOAP 1.1 over HTTP: a Fault is a 500; a missing or bad bearer token stays an HTTP challenge.
   return reply

@@ -175,8 +175,15 @@ export const adminUsers = {
     return generated ? { ...user, password } : user;
   },
 
-  async list(db: Db): Promise<UserList> {
-    return { users: (await users.list(db)).map(userInfo) };
+  /** The users, each with its password lockouts (failures older than `lockoutSeconds` are forgotten). */
+  async list(db: Db, lockoutSeconds: number): Promise<UserList> {
+    const [entries, standing] = await Promise.all([users.list(db), lockouts.standingOfUsers(db, lockoutSeconds)]);
+    return {
+      users: entries.map((user) => ({
+        ...userInfo(user),
+        ...(standing.get(user.userNumber) ?? { lockedUntil: null, failures: 0 }),
+      })),
+    };
   },
 
   /** Disables a user (its credentials are refused and its logon sessions end) or enables it again. */

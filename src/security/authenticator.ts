@@ -9,7 +9,7 @@ import { isIPv6 } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Type, type TSchema } from 'typebox';
 import type { Config } from '../config.js';
-import { forbidden, unauthenticated, validationFailed, type Problem } from '../contract/problems.js';
+import { forbidden, lockedOut, unauthenticated, validationFailed, type Problem } from '../contract/problems.js';
 import {
   CREDENTIAL_SCHEMAS,
   CREDENTIAL_SECRET_CHOICES,
@@ -75,6 +75,17 @@ interface Verified {
 }
 
 type Fields = Record<string, unknown>;
+
+/**
+ * A check refused without a password check, because the caller is locked out of the credential: the call is
+ * answered as a wrong password is, and recorded as a lockout of `who` (the credential's user or account).
+ */
+class LockedOut extends Error {
+  constructor(readonly who: Verified) {
+    super('the credential is locked out for this caller');
+    this.name = 'LockedOut';
+  }
+}
 
 export interface AuthenticatorOptions {
   readonly jwt?: JwtVerifier;
@@ -272,7 +283,8 @@ export class Authenticator {
       UserNumberCredentials: async ({ UserNumber, Password }, caller) => {
         const user = await users.find(db, Number(UserNumber));
         const attempt = this.attempt(`user:${Number(UserNumber)}`, user?.passwordHash, caller);
-        const ok = await this.verifyThrottled(attempt, String(Password), user?.passwordHash);
+        const who = { userNumber: Number(UserNumber) };
+        const ok = await this.verifyThrottled(attempt, String(Password), user?.passwordHash, who);
         return ok ? { userNumber: Number(UserNumber) } : undefined;
       },
       // A TokenId of another bearer token's session is refused exactly like one never issued.
@@ -293,7 +305,7 @@ export class Authenticator {
         const stored = account ? (await memberSecrets.find(db, account))?.homeBankingPasswordHash : undefined;
         const attempt = this.attempt(`homebanking:${String(UserName).toLowerCase()}`, stored, caller);
         const ok =
-          (await this.verifyThrottled(attempt, String(Password), stored)) &&
+          (await this.verifyThrottled(attempt, String(Password), stored, account ? { memberAccount: account } : {})) &&
           (await this.verifySecondary(attempt, account, fields.SecondaryVerification));
         return ok ? { memberAccount: account } : undefined;
       },
@@ -371,7 +383,12 @@ export class Authenticator {
     let userNumber = 0;
     let memberAccount: string | undefined;
     for (const kind of given) {
-      const verified = await this.verifiers[kind](credentials[kind]!, caller);
+      const verified = await this.verifiers[kind](credentials[kind]!, caller).catch((error: unknown) => {
+        if (error instanceof LockedOut) return error;
+        throw error;
+      });
+      // A lockout is answered as a wrong password (the same problem, at the same time); only the records differ.
+      if (verified instanceof LockedOut) throw await this.refusal(started, lockedOut(verified.who));
       if (!verified) throw await this.refusal(started);
       if (verified.userNumber !== undefined) userNumber = verified.userNumber;
       if (verified.memberAccount !== undefined) {
@@ -389,11 +406,11 @@ export class Authenticator {
    * recent checks, which a burst of guesses would have stretched.
    * Only a check slower than the floor (a slowed credential, a saturated machine) answers later.
    */
-  private async refusal(started: number): Promise<Problem> {
+  private async refusal(started: number, problem: Problem = forbidden()): Promise<Problem> {
     const floorMs = this.policy.credentialRefusalMs ?? refusalFloorMs((await decoy()).checkMs);
     const wait = started + floorMs - performance.now();
     if (wait > 0) await sleep(wait);
-    return forbidden();
+    return problem;
   }
 
   /**
@@ -438,7 +455,7 @@ export class Authenticator {
     const attempt = this.attempt('admin', stored, caller, ADMIN_FIRST_LOCK_SECONDS);
     if (stored !== undefined && this.verified.has(this.cacheKeyOf(attempt.verification, password, stored), Date.now()))
       return true;
-    return this.verifyThrottled(attempt, password, stored);
+    return this.verifyThrottled(attempt, password, stored, { userNumber: 0 });
   }
 
   /**
@@ -472,18 +489,20 @@ export class Authenticator {
    * neither a lock from a wrong password nor the one row of unknown credentials from a known one. A
    * credential without a stored hash is checked against the decoy, so that it costs what a wrong password
    * of a known one costs. A failure counts towards the caller's lock and the credential's slow-down; a
-   * success clears the caller's count.
+   * success clears the caller's count. A locked caller's check throws `LockedOut` naming `who` the
+   * credential is, for the records.
    */
   private async verifyThrottled(
     attempt: Attempt,
     password: string,
     stored: string | null | undefined,
+    who: Verified,
   ): Promise<boolean> {
     const state = await lockouts.state(this.db, attempt.subject, attempt.slowdown, this.slowdownPolicy);
     if (state.slowed) await sleep(this.policy.lockoutSlowdownMs);
     if (state.locked) {
       this.options.onLockout?.(credentialOf(attempt.subject), 'refused');
-      return false;
+      throw new LockedOut(who);
     }
     const against = stored || (await decoy()).hash;
     const key = this.cacheKeyOf(attempt.verification, password, against);
@@ -564,7 +583,7 @@ export class Authenticator {
         : [fields.HomeBankingPassword, secret?.homeBankingPasswordHash, 'password'];
     const attempt = this.attempt(`${credential}:${what}`, stored, caller);
     return (
-      (await this.verifyThrottled(attempt, String(given), stored)) &&
+      (await this.verifyThrottled(attempt, String(given), stored, account ? { memberAccount: account } : {})) &&
       (await this.verifySecondary(attempt, account, fields.SecondaryVerification))
     );
   }

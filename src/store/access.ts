@@ -198,6 +198,8 @@ export const SETTING = {
   adminPasswordHash: 'admin_password_hash',
   demoSeeded: 'demo_seeded',
   demoDataset: 'demo_dataset',
+  /** The sandbox's fault injection switched on or off (`on`/`off`; store/fault-injection.ts). */
+  faultInjection: 'fault_injection',
 } as const;
 
 /** The generated demo dataset a store holds: accounts 1..`accounts` of generator seed `seed`. */
@@ -369,6 +371,14 @@ export interface SlowdownPolicy {
  * (or a bucket of them), paces the failures from every caller: each adds `windowSeconds / threshold` to
  * `failures_until`, so the credential is slowed while that lies more than a window ahead.
  */
+/** A user's password lockouts as the operator sees them (`lockouts.standingOfUsers`). */
+export interface UserLockoutStanding {
+  /** Until when some caller is locked out of the user's password; null when none is. */
+  readonly lockedUntil: string | null;
+  /** Wrong passwords counted towards the next lock, from every caller. */
+  readonly failures: number;
+}
+
 export const lockouts = {
   /** The subject's failures and lock, and whether its credential (`slowdown`, the row of `credential_slowdown`) is slowed. */
   async state(db: Db, subject: string, slowdown: string, policy: SlowdownPolicy): Promise<LockoutState> {
@@ -465,6 +475,28 @@ export const lockouts = {
    * Forgets the failures and locks of a credential (`user:25`) under every caller (its subjects are
    * `<credential>@<caller>`, security/authenticator.ts); returns how many callers it was counted for.
    */
+  /**
+   * Each user's lockout standing, for the operator (`coregate user list`, `GET /admin/users`): until when a
+   * caller is locked out of the user's password (the latest lock in force, null when none), and the wrong
+   * passwords counted towards the next lock across every caller (failures older than `windowSeconds` are
+   * forgotten, as `fail` forgets them). Users with no row are absent.
+   */
+  async standingOfUsers(db: Db, windowSeconds: number): Promise<Map<number, UserLockoutStanding>> {
+    const { rows } = await sql<{ userNumber: number; lockedUntil: string | null; failures: number | string | null }>`
+      select substring(subject from '^user:([0-9]+)@')::int as "userNumber",
+        ${isoTime<string | null>(sql.raw('max(locked_until) filter (where locked_until > now())'))} as "lockedUntil",
+        sum(failures) filter (where failed_at >= now() - make_interval(secs => ${windowSeconds})) as failures
+      from credential_lockout
+      where subject ~ '^user:[0-9]+@'
+      group by 1`.execute(db);
+    return new Map(
+      rows.map((row) => [
+        Number(row.userNumber),
+        { lockedUntil: row.lockedUntil, failures: Number(row.failures ?? 0) },
+      ]),
+    );
+  },
+
   async clearCredential(db: Db, credential: string): Promise<number> {
     const result = await fixedTables(db)
       .deleteFrom('credential_lockout')

@@ -2,7 +2,9 @@
  * The OpenTelemetry SDK of a serving process, started only when the `OTEL_*` variables configure an
  * exporter (config.ts, docs/tracing.md): a Node tracer provider with the AsyncLocalStorage context manager,
  * the W3C trace-context propagator alone (no baggage: a caller's baggage is not passed on to the core), a
- * batch span processor and the OTLP/HTTP exporter of the protocol asked for. Its packages are imported here,
+ * batch span processor and the OTLP/HTTP exporter of the protocol asked for, and, with
+ * `OTEL_TRACES_EXPORTER=console`, a simple processor writing each span to stderr as it ends
+ * (console-exporter.ts). Its packages are imported here,
  * when it starts: a process that exports nothing never loads them. The exporter reads its endpoint,
  * headers, timeout and compression from the standard variables itself; the provider its sampler
  * (`OTEL_TRACES_SAMPLER`) and span limits; the batch processor `OTEL_BSP_*`.
@@ -13,6 +15,8 @@ import { enableTracing } from './tracing.js';
 export interface SdkSettings {
   /** Spans are exported: an exporter is configured and the SDK not disabled. */
   readonly export: boolean;
+  /** Where spans go: over OTLP/HTTP, to stderr, or both. */
+  readonly exporters: readonly ('otlp' | 'console')[];
   /** The OTLP/HTTP encoding: protobuf (the specification's default) or JSON. */
   readonly protocol: 'http/protobuf' | 'http/json';
 }
@@ -26,16 +30,29 @@ let shutdown: (() => Promise<void>) | undefined;
  */
 export async function startTracing(settings: SdkSettings): Promise<void> {
   if (!settings.export || shutdown) return;
-  const [{ NodeTracerProvider }, { BatchSpanProcessor }, { W3CTraceContextPropagator }, resources, exporters] =
-    await Promise.all([
-      import('@opentelemetry/sdk-trace-node'),
-      import('@opentelemetry/sdk-trace-base'),
-      import('@opentelemetry/core'),
-      import('@opentelemetry/resources'),
-      settings.protocol === 'http/json'
-        ? import('@opentelemetry/exporter-trace-otlp-http')
-        : import('@opentelemetry/exporter-trace-otlp-proto'),
-    ]);
+  const [
+    { NodeTracerProvider },
+    { BatchSpanProcessor, SimpleSpanProcessor },
+    { W3CTraceContextPropagator },
+    resources,
+  ] = await Promise.all([
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/sdk-trace-base'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/resources'),
+  ]);
+  const spanProcessors = [];
+  if (settings.exporters.includes('otlp')) {
+    const exporters = await (settings.protocol === 'http/json'
+      ? import('@opentelemetry/exporter-trace-otlp-http')
+      : import('@opentelemetry/exporter-trace-otlp-proto'));
+    spanProcessors.push(new BatchSpanProcessor(new exporters.OTLPTraceExporter()));
+  }
+  if (settings.exporters.includes('console')) {
+    // Each span is written as it ends: a line on a terminal is of use at once, not five seconds later.
+    const { StderrSpanExporter } = await import('./console-exporter.js');
+    spanProcessors.push(new SimpleSpanProcessor(new StderrSpanExporter()));
+  }
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) win over coregate's own name.
   const resource = resources
     .defaultResource()
@@ -43,7 +60,7 @@ export async function startTracing(settings: SdkSettings): Promise<void> {
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
   const provider = new NodeTracerProvider({
     resource,
-    spanProcessors: [new BatchSpanProcessor(new exporters.OTLPTraceExporter())],
+    spanProcessors,
   });
   provider.register({ propagator: new W3CTraceContextPropagator() });
   enableTracing();

@@ -2109,7 +2109,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the core users (UserNumberCredentials) */
+        /** List the core users (UserNumberCredentials), with their password lockouts */
         get: operations["listUsers"];
         put?: never;
         /** Add a core user; a generated password is in the answer, once */
@@ -2282,6 +2282,30 @@ export interface paths {
          * @description Every record (FM history included) and the demo member secrets as seeded, in one transaction; tokens, users, the administrative password and the audit trail stay. Takes `admin` or `store:reset`.
          */
         post: operations["resetStore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/faults/injection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether fault injection is on
+         * @description Off, the `X-Coregate-Fault` header is refused and no fault rule applies. `COREGATE_SANDBOX_FAULTS` says until it is first switched.
+         */
+        get: operations["getFaultInjection"];
+        /**
+         * Turn fault injection on or off, for every worker and instance
+         * @description Kept in the store: every worker and instance applies it within a second, and it outlives restarts (`COREGATE_SANDBOX_FAULTS` is only the value before the first switch). Off, the rules are kept but none applies.
+         */
+        put: operations["setFaultInjection"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -11219,6 +11243,9 @@ export interface operations {
                             createdAt: string;
                             disabledAt: string | null;
                             state: "enabled" | "disabled";
+                            lockedUntil: string | null;
+                            /** @description Wrong passwords counted towards the next lock, from every caller, within the lockout window */
+                            failures: number;
                         }[];
                     };
                 };
@@ -11724,6 +11751,81 @@ export interface operations {
             500: components["responses"]["admin-500-INTERNAL"];
             501: components["responses"]["admin-501-STORE_ONLY"];
             503: components["responses"]["admin-503-UNAVAILABLE"];
+        };
+    };
+    getFaultInjection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Whether fault injection (the X-Coregate-Fault header and the fault rules) is on */
+                        enabled: boolean;
+                    };
+                };
+            };
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+        };
+    };
+    setFaultInjection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Whether fault injection (the X-Coregate-Fault header and the fault rules) is on */
+                    enabled: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Whether fault injection (the X-Coregate-Fault header and the fault rules) is on */
+                        enabled: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-problem-403-FORBIDDEN"];
+            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
+            500: components["responses"]["admin-problem-500-INTERNAL"];
+            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
         };
     };
     listFaultRules: {
