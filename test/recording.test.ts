@@ -1,0 +1,228 @@
+/**
+ * Recording a core into a scrubbed sandbox (docs/recording.md), on both databases:
+ * - the catalog's recording table classifies every field of every record type and every leaf of every
+ *   operation's request and answer;
+ * - a gateway in front of coregate's own store records every exchange, scrubbed as it is written: none of
+ *   the source's SSNs, card numbers, names or account numbers is in the cassette, and no credential;
+ * - `recording import` builds a fresh store from the cassette that answers the recorded lookups with the
+ *   pseudonyms (SSN A → accounts X is A' → X') and takes updates, and holds no source value either;
+ * - `recording replay` answers the recorded calls over JSON and SOAP and names those it could not match;
+ * - a recording under load with a tiny queue answers every call, and counts what it did not write.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Type, type TSchema } from 'typebox';
+import { RECORDS } from '../src/catalog/index.js';
+import { PSEUDONYMOUS, recordingSensitivity } from '../src/catalog/recording-fields.js';
+import { loadConfig } from '../src/config.js';
+import { CORE_OPERATIONS, OPERATIONS, SHARED_SCHEMAS } from '../src/operations/index.js';
+import { operationPath, type AnyOperation } from '../src/operations/types.js';
+import { pseudonyms } from '../src/recording/pseudonyms.js';
+import { scrubber } from '../src/recording/scrub.js';
+import { demoRequest } from '../src/seed/demo-requests.js';
+import { demoExamples, type DemoExamples } from '../src/seed/examples.js';
+import { generateAccount } from '../src/seed/generate.js';
+import { seedDatabase } from '../src/seed/load.js';
+import { BACKENDS, createHarness, type Harness } from './support/harness.js';
+import { luhnValid } from './support/sensitive.js';
+
+const ACCOUNTS = 50;
+const SEED = 627;
+const SECRET = 'a recording secret of the test';
+
+/** Every leaf name of a schema (its properties, through references, unions and lists). */
+function leafNames(schema: TSchema, byId: ReadonlyMap<string, TSchema>, names: Set<string>, seen = new Set()): void {
+  const s = schema as Record<string, unknown>;
+  if (seen.has(s)) return;
+  seen.add(s);
+  if (typeof s.$ref === 'string') return leafNames(byId.get(s.$ref)!, byId, names, seen);
+  for (const key of ['anyOf', 'oneOf', 'allOf'])
+    for (const part of (s[key] as TSchema[] | undefined) ?? []) leafNames(part, byId, names, seen);
+  if (s.items) leafNames(s.items as TSchema, byId, names, seen);
+  for (const [name, property] of Object.entries((s.properties as Record<string, TSchema> | undefined) ?? {})) {
+    const p = property as Record<string, unknown>;
+    const container = p.properties !== undefined || p.$ref !== undefined || p.items !== undefined;
+    if (!container || p.anyOf !== undefined) names.add(name);
+    leafNames(property, byId, names, seen);
+  }
+}
+
+describe('the recording table', () => {
+  test('classifies every field of every record type', () => {
+    const unknown = RECORDS.flatMap((record) =>
+      record.fields
+        .filter((field) => recordingSensitivity(field.name) === undefined)
+        .map((f) => `${record.name}.${f.name}`),
+    );
+    assert.deepEqual(unknown, []);
+  });
+
+  test('classifies every string field by name, and every protected field as member data', () => {
+    for (const record of RECORDS)
+      for (const field of record.fields) {
+        const sensitivity = recordingSensitivity(field.name)!;
+        if (field.protection) assert.ok(PSEUDONYMOUS.has(sensitivity), `${record.name}.${field.name}`);
+        if (field.kind === 'string') assert.notEqual(sensitivity, 'amount', `${record.name}.${field.name}`);
+      }
+  });
+
+  test("classifies every leaf of every operation's request and answer", () => {
+    const byId = new Map(SHARED_SCHEMAS.map((schema) => [(schema as { $id?: string }).$id!, schema]));
+    const names = new Set<string>();
+    for (const op of CORE_OPERATIONS) {
+      leafNames(Type.Object(op.request), byId, names);
+      leafNames(op.response, byId, names);
+    }
+    // Containers named like a leaf (a list of entries) are walked; the rest must be known.
+    const unknown = [...names].filter(
+      (name) => recordingSensitivity(name) === undefined && !/List$|Fields$|Filter$|Context$|Status$/.test(name),
+    );
+    assert.deepEqual(unknown.sort(), []);
+  });
+});
+
+describe('pseudonyms', () => {
+  const names = pseudonyms(Buffer.from(SECRET));
+
+  test('are valid in form: SSNs in the never-issued 9xx area, Luhn-valid cards of the same length, 10-digit accounts', () => {
+    assert.match(names.of('ssn', '304048949'), /^9\d{8}$/);
+    const card = names.of('pan', '4312755963861384');
+    assert.equal(card.length, 16);
+    assert.ok(luhnValid(card), card);
+    assert.notEqual(card, '4312755963861384');
+    assert.match(names.of('account', '0000000001'), /^\d{10}$/);
+    assert.match(names.of('birthDate', '1954-06-18'), /^1954-\d{2}-\d{2}$/);
+    assert.match(names.of('email', 'someone@example.org'), /^[a-z]+@example\.com$/);
+  });
+
+  test('are the same for the same value, in any letter case of a name, and differ between secrets', () => {
+    assert.equal(names.of('ssn', '304048949'), names.of('ssn', '304048949'));
+    assert.equal(names.of('name', 'RIVERA C'), names.of('name', 'Rivera C').toUpperCase());
+    const other = pseudonyms(Buffer.from('another recording secret'));
+    assert.notEqual(other.of('ssn', '304048949'), names.of('ssn', '304048949'));
+  });
+
+  test('a scrubbed request has no credentials, tokens, queries or fields the table does not know', () => {
+    const scrub = scrubber({ secret: Buffer.from(SECRET), jitterAmounts: false });
+    const scrubbed = scrub({
+      Credentials: { AdministrativeCredentials: { Password: 'hunter2' } },
+      AccountNumber: '0000000001',
+      PagingRequestContext: { NumberOfRecordsToReturn: 10, Token: 'opaque' },
+      SearchFilter: { Query: "Ssn = '304048949'" },
+      SomethingNew: 'a value in clear',
+      ShareHoldFields: { Amount: 12.5, Reference1: 'MOBILE DEPOSIT' },
+    });
+    assert.deepEqual(Object.keys(scrubbed as object).sort(), [
+      'AccountNumber',
+      'PagingRequestContext',
+      'SearchFilter',
+      'ShareHoldFields',
+    ]);
+    const text = JSON.stringify(scrubbed);
+    for (const clear of ['hunter2', 'opaque', '304048949', 'a value in clear', '0000000001', 'MOBILE'])
+      assert.ok(!text.includes(clear), clear);
+    assert.match(text, /"Amount":12.5/);
+  });
+});
+
+/** The source dataset's member values: SSNs, card numbers, names (of five letters or more) and account numbers. */
+function sourceValues(): { kind: string; value: string }[] {
+  const values = new Map<string, string>();
+  for (let index = 1; index <= ACCOUNTS; index += 1) {
+    const bundle = generateAccount(SEED, index);
+    values.set(bundle.accountNumber, 'account');
+    for (const name of bundle.records.ShareName) {
+      const v = name.values as Record<string, unknown>;
+      if (typeof v.Ssn === 'string') values.set(v.Ssn, 'ssn');
+      for (const field of ['First', 'Last', 'LongName'])
+        if (typeof v[field] === 'string' && (v[field] as string).length >= 5) values.set(v[field] as string, 'name');
+    }
+    for (const card of bundle.records.Card) values.set((card.values as { CardNumber: string }).CardNumber, 'pan');
+  }
+  return [...values].map(([value, kind]) => ({ kind, value }));
+}
+
+/** The source values found in a text, each as a word of its own (a name inside another word is not it). */
+function sourceHits(text: string, values: readonly { kind: string; value: string }[]): string[] {
+  return values
+    .filter(({ value }) =>
+      new RegExp(`(?<![0-9A-Za-z])${value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![0-9A-Za-z])`, 'i').test(text),
+    )
+    .map(({ kind, value }) => `${kind} ${value}`);
+}
+
+export const recordingFixtures = { ACCOUNTS, SEED, SECRET, sourceValues, sourceHits };
+
+/** The reads and updates of the account and findBy services, and collateral and corporate transfer reads. */
+const RECORDED = OPERATIONS.filter((op) => op.service !== 'usermanagement');
+
+function cassetteText(dir: string): string {
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.ndjson'))
+    .sort()
+    .map((name) => readFileSync(join(dir, name), 'utf8'))
+    .join('');
+}
+
+for (const backend of BACKENDS) {
+  describe(`recording a core on ${backend.name}`, () => {
+    let core: Harness;
+    let gateway: Harness;
+    let examples: DemoExamples;
+    let dir: string;
+
+    before(async () => {
+      core = await createHarness(backend, { soapAuth: 'credentials' });
+      await seedDatabase(core.database, core.secrets, { accounts: ACCOUNTS, seed: SEED });
+      examples = demoExamples(SEED, ACCOUNTS);
+      const coreUrl = await core.app.listen({ port: 0, host: '127.0.0.1' });
+      dir = mkdtempSync(join(tmpdir(), 'coregate-recording-'));
+      const config = loadConfig({
+        COREGATE_CORE: 'symxchange',
+        COREGATE_SYMXCHANGE_URL: coreUrl,
+        COREGATE_RECORD_DIR: dir,
+        COREGATE_RECORD_SECRET: SECRET,
+      });
+      gateway = await createHarness(backend, {
+        core: config.core,
+        symxchange: config.symxchange,
+        recording: config.recording,
+      });
+    });
+    after(async () => {
+      await gateway?.close();
+      await core?.close();
+      if (!process.env.KEEP_RECORDING) rmSync(dir, { recursive: true, force: true });
+      else process.stdout.write(`# kept ${dir}\n`);
+    });
+
+    const call = (op: AnyOperation, body: Record<string, unknown>) => gateway.call(operationPath(op), body);
+
+    test('every exchange is recorded, scrubbed: none of the source member values is in the cassette', async () => {
+      for (const op of RECORDED) {
+        const answer = await call(op, demoRequest(examples, op));
+        assert.ok(answer.statusCode < 500, `${op.family} ${op.name}: ${answer.body}`);
+      }
+      await gateway.app.close();
+      const text = cassetteText(dir);
+      const lines = text
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      assert.ok(lines.length >= RECORDED.length, `${lines.length} lines`);
+      for (const line of lines) {
+        for (const key of ['release', 'service', 'operation', 'request', 'status', 'outcome', 'latencyMs', 'time'])
+          assert.ok(key in line, `${key} in ${JSON.stringify(line).slice(0, 200)}`);
+      }
+      // Every answer read is hashed as the core sent it.
+      for (const line of lines.filter((l) => l.status === 200))
+        assert.match(String(line.answerSha256), /^[0-9a-f]{64}$/, String(line.operation));
+      assert.deepEqual(sourceHits(text, sourceValues()), []);
+      assert.ok(!text.includes('test-admin-password'), 'no credential');
+      assert.ok(!text.includes('Credentials'), 'no credentials element');
+    });
+  });
+}
