@@ -119,8 +119,11 @@ const BY_KIND: ReadonlyMap<string, FieldSensitivity> = new Map(
  * @example recordingSensitivity('Balance') // 'amount'
  */
 export function recordingSensitivity(name: string): FieldSensitivity | undefined {
-  return BY_NAME.get(name) ?? BY_KIND.get(name);
+  return BY_NAME.get(name) ?? BY_KIND.get(name) ?? (INCLUDE_ALL.test(name) ? 'keep' : undefined);
 }
+
+/** A selection's switch for every field of a record (`IncludeAllShareHoldFields`). */
+const INCLUDE_ALL = /^IncludeAll[A-Za-z]+Fields$/;
 
 /** The kinds whose values are member data written as pseudonyms. */
 export const PSEUDONYMOUS: ReadonlySet<FieldSensitivity> = new Set([

@@ -17,6 +17,14 @@ export interface ScrubOptions {
 
 export type Scrub = (value: unknown) => unknown;
 
+/**
+ * What a recording keeps of a request whose member values are pseudonyms already (a replayed client's):
+ * the same leaves, their values as they are. A replay matches it to the recorded requests.
+ * @example recordedShape({ Credentials: {…}, AccountNumber: '6809674729' }) // { AccountNumber: '6809674729' }
+ */
+export const recordedShape: Scrub = (value) =>
+  walkWith(value, undefined, 0, (sensitivity, leaf) => (sensitivity === 'secret' ? undefined : leaf));
+
 /** Deepest nesting walked; an answer is bounded well within it (the gateway's XML depth is 32). */
 const MAX_DEPTH = 64;
 
@@ -35,7 +43,6 @@ export function scrubber(options: ScrubOptions): Scrub {
   };
 
   const leaf = (sensitivity: FieldSensitivity, value: unknown): unknown => {
-    if (value === null || typeof value === 'boolean') return value;
     switch (sensitivity) {
       case 'secret':
         return undefined;
@@ -49,29 +56,37 @@ export function scrubber(options: ScrubOptions): Scrub {
     }
   };
 
-  const walk = (value: unknown, sensitivity: FieldSensitivity | undefined, depth: number): unknown => {
-    if (depth > MAX_DEPTH) return undefined;
-    if (Array.isArray(value)) {
-      const out: unknown[] = [];
-      for (const item of value) {
-        const scrubbed = walk(item, sensitivity, depth + 1);
-        if (scrubbed !== undefined) out.push(scrubbed);
-      }
-      return out;
-    }
-    if (value !== null && typeof value === 'object') {
-      // A secret's object (Credentials) goes whole; any other is walked, its own keys classified.
-      if (sensitivity === 'secret') return undefined;
-      const out: Record<string, unknown> = {};
-      for (const [name, item] of Object.entries(value)) {
-        const scrubbed = walk(item, recordingSensitivity(name), depth + 1);
-        if (scrubbed !== undefined) out[name] = scrubbed;
-      }
-      return out;
-    }
-    // A leaf of a name the table does not know is dropped, not kept.
-    return sensitivity === undefined ? undefined : leaf(sensitivity, value);
-  };
+  return (value) => walkWith(value, undefined, 0, leaf);
+}
 
-  return (value) => walk(value, undefined, 0);
+/** Walks a JSON value, each leaf given to `leaf` with its sensitivity; a leaf of a name not known is dropped. */
+function walkWith(
+  value: unknown,
+  sensitivity: FieldSensitivity | undefined,
+  depth: number,
+  leaf: (sensitivity: FieldSensitivity, value: unknown) => unknown,
+): unknown {
+  if (depth > MAX_DEPTH) return undefined;
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (const item of value) {
+      const scrubbed = walkWith(item, sensitivity, depth + 1, leaf);
+      if (scrubbed !== undefined) out.push(scrubbed);
+    }
+    return out;
+  }
+  if (value !== null && typeof value === 'object') {
+    // A secret's object (Credentials) goes whole; any other is walked, its own keys classified.
+    if (sensitivity === 'secret') return undefined;
+    const out: Record<string, unknown> = {};
+    for (const [name, item] of Object.entries(value)) {
+      const scrubbed = walkWith(item, recordingSensitivity(name), depth + 1, leaf);
+      if (scrubbed !== undefined) out[name] = scrubbed;
+    }
+    return out;
+  }
+  if (sensitivity === undefined) return undefined;
+  // Nulls and flags (a selection's `true`) say nothing of a member.
+  if (value === null || typeof value === 'boolean') return sensitivity === 'secret' ? undefined : value;
+  return leaf(sensitivity, value);
 }
