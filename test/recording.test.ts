@@ -270,6 +270,48 @@ for (const backend of BACKENDS) {
       );
     };
 
+    test('a recording under load answers every call: a full queue drops lines and counts them, never the call', async () => {
+      const coreUrl = `http://127.0.0.1:${(core.app.server.address() as { port: number }).port}`;
+      const calls = 200;
+      const op = operation('findBySSN');
+      const body = demoRequest(examples, op);
+      for (const queue of ['1', '10000']) {
+        const loadDir = mkdtempSync(join(tmpdir(), 'coregate-recording-load-'));
+        const config = loadConfig({
+          COREGATE_CORE: 'symxchange',
+          COREGATE_SYMXCHANGE_URL: coreUrl,
+          COREGATE_RECORD_DIR: loadDir,
+          COREGATE_RECORD_SECRET: SECRET,
+          COREGATE_RECORD_QUEUE: queue,
+        });
+        const loaded = await createHarness(backend, {
+          core: config.core,
+          symxchange: config.symxchange,
+          recording: config.recording,
+        });
+        try {
+          const answers = await Promise.all(Array.from({ length: calls }, () => loaded.call(operationPath(op), body)));
+          assert.deepEqual(new Set(answers.map((a) => a.statusCode)), new Set([200]));
+          const metrics = (await loaded.app.inject({ method: 'GET', url: '/metrics' })).body;
+          await loaded.app.close();
+          const written = cassetteText(loadDir).trim().split('\n').length;
+          const counted = (result: string) =>
+            Number(new RegExp(`coregate_recording_exchanges_total\\{result="${result}"\\} (\\d+)`).exec(metrics)?.[1]);
+          if (queue === '10000') assert.equal(written, calls, 'a queue with room records every call');
+          else {
+            // Every call was answered; what the queue had no room for is counted, and logged once.
+            assert.ok(written >= 1 && written <= calls, `${written} written`);
+            const dropped = counted('dropped');
+            assert.ok(dropped >= 0 && counted('written') + dropped <= calls, metrics);
+            if (written < calls) assert.ok(loaded.logs().some((line) => line.includes('the recording queue is full')));
+          }
+        } finally {
+          await loaded.close();
+          rmSync(loadDir, { recursive: true, force: true });
+        }
+      }
+    });
+
     describe('imported into a fresh store', () => {
       let sandbox: Harness;
       let exchanges: CassetteLine[];
