@@ -28,6 +28,9 @@ import { generateAccount } from '../src/seed/generate.js';
 import { seedDatabase } from '../src/seed/load.js';
 import { BACKENDS, createHarness, type Harness } from './support/harness.js';
 import { luhnValid } from './support/sensitive.js';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { CLI } from './support/serve-process.js';
 import { callSoap, jsonOfSoapAnswer, soapArguments, soapClients } from './support/soap-client.js';
 import { readCassettes, startReplay, type Replay } from '../src/cli/recording.js';
 import { cassetteRecords } from '../src/recording/import.js';
@@ -369,6 +372,52 @@ for (const backend of BACKENDS) {
         assert.deepEqual(sourceHits(text, sourceValues()), []);
       });
     });
+
+    test(
+      'the command line imports a cassette into a fresh data dir, and a replay reports what it could not match',
+      {
+        skip: backend.name !== 'pglite' && 'the command line is the same on both databases',
+      },
+      async () => {
+        const dataDir = mkdtempSync(join(tmpdir(), 'coregate-recording-store-'));
+        const env = { PATH: process.env.PATH, LOG_LEVEL: 'silent', COREGATE_DATA_DIR: dataDir };
+        const run = (args: string[]) => {
+          const child = spawn(process.execPath, [...CLI, 'recording', ...args], {
+            env,
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
+          let out = '';
+          child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+          child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+          return { child, out: () => out };
+        };
+        try {
+          const imported = run(['import', dir]);
+          const [code] = (await once(imported.child, 'exit')) as [number];
+          assert.equal(code, 0, imported.out());
+          assert.match(imported.out(), /Imported [0-9,]+ records/);
+          assert.match(imported.out(), /SymXchange 3\.0/);
+
+          const replay = run(['replay', dir, '--port', '0', '--no-latency']);
+          while (!/JSON API token: \S+/.test(replay.out())) await once(replay.child.stdout, 'data');
+          const url = /at (http:\/\/\S+)/.exec(replay.out())![1]!;
+          const token = /JSON API token: (\S+)/.exec(replay.out())![1]!;
+          const answer = await fetch(`${url}${operationPath(operation('findBySSN'))}`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ Credentials: { AdministrativeCredentials: { Password: 'any' } }, SSN: '900000002' }),
+          });
+          assert.equal(answer.status, 404);
+          replay.child.kill('SIGTERM');
+          const [replayCode] = (await once(replay.child, 'exit')) as [number];
+          assert.equal(replayCode, 0, replay.out());
+          assert.match(replay.out(), /1 request matched no recorded exchange/);
+          assert.match(replay.out(), /P1 findBySSN \{"SSN":"900000002"\}/);
+        } finally {
+          rmSync(dataDir, { recursive: true, force: true });
+        }
+      },
+    );
 
     describe('replayed', () => {
       let replay: Replay;
