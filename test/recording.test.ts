@@ -93,6 +93,19 @@ describe('the recording table', () => {
   });
 });
 
+describe('amounts', () => {
+  test('are kept, or with COREGATE_RECORD_JITTER_AMOUNTS moved by at most 10%, the same amount the same way', () => {
+    const kept = scrubber({ secret: Buffer.from(SECRET), jitterAmounts: false });
+    const jittered = scrubber({ secret: Buffer.from(SECRET), jitterAmounts: true });
+    const hold = { ShareHold: { Amount: 536.15, Type: 2 } };
+    assert.deepEqual(kept(hold), hold);
+    const moved = (jittered(hold) as typeof hold).ShareHold;
+    assert.equal(moved.Type, 2);
+    assert.ok(Math.abs(moved.Amount - 536.15) <= 53.62 && moved.Amount !== 536.15, String(moved.Amount));
+    assert.deepEqual(jittered(hold), jittered({ ShareHold: { Amount: 536.15, Type: 2 } }));
+  });
+});
+
 describe('pseudonyms', () => {
   const names = pseudonyms(Buffer.from(SECRET));
 
