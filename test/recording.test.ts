@@ -36,7 +36,7 @@ import { readCassettes, startReplay, type Replay } from '../src/cli/recording.js
 import { cassetteRecords } from '../src/recording/import.js';
 import { importRecordFile } from '../src/operations/administration.js';
 import { exportRecords } from '../src/store/record-transfer.js';
-import type { CassetteLine } from '../src/recording/cassette.js';
+import { cassetteWriter, type CassetteLine } from '../src/recording/cassette.js';
 
 const ACCOUNTS = 50;
 const SEED = 627;
@@ -90,6 +90,45 @@ describe('the recording table', () => {
       (name) => recordingSensitivity(name) === undefined && !/List$|Filter$|Context$|Status$/.test(name),
     );
     assert.deepEqual(unknown.sort(), []);
+  });
+});
+
+describe('cassette files', () => {
+  test('rotate by size, and the oldest go once the total passes its bound', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'coregate-cassette-'));
+    try {
+      const writer = cassetteWriter(dir, { fileBytes: 2_000, totalBytes: 6_000, queueLines: 10_000 }, (error) => {
+        throw error;
+      });
+      const line = (n: number): CassetteLine => ({
+        release: '3.0',
+        service: 'findby',
+        operation: 'findBySSN',
+        family: 'P1',
+        name: 'findBySSN',
+        request: { SSN: `9${String(n).padStart(8, '0')}` },
+        status: 200,
+        outcome: 'ok',
+        latencyMs: 1,
+        time: new Date(0).toISOString(),
+      });
+      for (let n = 0; n < 400; n += 1) {
+        assert.equal(writer.append(line(n)), true);
+        if (n % 50 === 49) await writer.flush();
+      }
+      await writer.close();
+      const files = readdirSync(dir).sort();
+      const sizes = files.map((name) => readFileSync(join(dir, name)).length);
+      assert.ok(files.length >= 2, files.join());
+      assert.ok(sizes.reduce((a, b) => a + b, 0) <= 6_000 + 2_000, sizes.join());
+      // The newest lines are kept; the oldest went with their files.
+      const text = files.map((name) => readFileSync(join(dir, name), 'utf8')).join('');
+      assert.match(text, /"SSN":"900000399"/);
+      assert.doesNotMatch(text, /"SSN":"900000000"/);
+      assert.deepEqual(writer.counts(), { written: 400, dropped: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -118,19 +118,29 @@ export function cassetteWriter(dir: string, limits: CassetteLimits, onError: (er
 
   const drain = async () => {
     while (queue.length > 0) {
-      const batch = queue.splice(0, 256);
-      const text = batch.join('');
-      const bytes = Buffer.byteLength(text);
+      let batch: string[] | undefined;
       try {
-        if (!file || (file.size > 0 && file.size + bytes > limits.fileBytes)) {
+        if (!file || (file.size > 0 && file.size + Buffer.byteLength(queue[0]!) > limits.fileBytes)) {
           await file?.handle.close();
           await startFile();
         }
-        await file!.handle.write(text);
+        // As many lines as the file has room for (one at least), written at once.
+        const room = limits.fileBytes - file!.size;
+        let bytes = 0;
+        let count = 0;
+        while (count < queue.length && count < 256) {
+          const size = Buffer.byteLength(queue[count]!);
+          if (count > 0 && bytes + size > room) break;
+          bytes += size;
+          count += 1;
+        }
+        batch = queue.splice(0, count);
+        await file!.handle.write(batch.join(''));
         file!.size += bytes;
         written += batch.length;
       } catch (error) {
-        dropped += batch.length;
+        // The batch in hand, or (a file that could not be started) the line that waited for it.
+        dropped += batch ? batch.length : queue.splice(0, 1).length;
         onError(error);
       }
     }
