@@ -15,6 +15,7 @@ const FLOORS = [
   ['store', 'query'],
   ['security'],
   ['operations', 'seed', 'symxchange'],
+  ['recording'],
   ['core'],
   ['http', 'runtime'],
   ['cli'],

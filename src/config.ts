@@ -160,6 +160,8 @@ export interface Config {
   readonly core: 'store' | 'symxchange';
   /** The cores of gateway mode; undefined in store mode. */
   readonly symxchange: SymxchangeSettings | undefined;
+  /** Gateway mode's recording of its exchanges with the core (docs/recording.md); undefined when off. */
+  readonly recording: RecordingSettings | undefined;
   /** Tracing with OpenTelemetry (docs/tracing.md): the standard `OTEL_*` variables, and what spans may name. */
   readonly tracing: TracingSettings;
 }
@@ -226,6 +228,47 @@ export interface SymxchangeSettings {
    * (403, 404, 400), tried before the defaults (core/core-fault-rules.ts); checked at start.
    */
   readonly faultRulesFile: string | undefined;
+}
+
+/**
+ * A recording of every SymXchange exchange of gateway mode, scrubbed as it is written (COREGATE_RECORD_*;
+ * docs/recording.md).
+ */
+export interface RecordingSettings {
+  /** `COREGATE_RECORD_DIR`: where the cassettes (and, without COREGATE_RECORD_SECRET, the recording secret) are. */
+  readonly dir: string;
+  /** `COREGATE_RECORD_SECRET`: the key of the pseudonyms; unset, a secret generated once in the record dir. */
+  readonly secret: string | undefined;
+  /** `COREGATE_RECORD_FILE_MB`: a cassette file past this size is closed and the next one started. */
+  readonly fileBytes: number;
+  /** `COREGATE_RECORD_MAX_MB`: the cassettes' total size; past it the oldest file is removed. */
+  readonly totalBytes: number;
+  /** `COREGATE_RECORD_QUEUE`: lines waiting to be written; past it an exchange is not recorded (counted, logged). */
+  readonly queueLines: number;
+  /** `COREGATE_RECORD_JITTER_AMOUNTS`: amounts moved by up to ±10% (off: kept as they are). */
+  readonly jitterAmounts: boolean;
+}
+
+/** The recording settings, when COREGATE_RECORD_DIR is set; it records a core, so it needs gateway mode. */
+function recordingSettings(env: NodeJS.ProcessEnv, core: 'store' | 'symxchange'): RecordingSettings | undefined {
+  if (!env.COREGATE_RECORD_DIR) return undefined;
+  if (core !== 'symxchange')
+    throw new Error('COREGATE_RECORD_DIR records the exchanges of gateway mode: it needs COREGATE_CORE=symxchange');
+  const secret = env.COREGATE_RECORD_SECRET || undefined;
+  if (secret !== undefined && secret.length < 16)
+    throw new Error('COREGATE_RECORD_SECRET must be at least 16 characters');
+  const fileBytes = integer(env, 'COREGATE_RECORD_FILE_MB', 64, 1, 65_536) * 1024 * 1024;
+  const totalBytes = integer(env, 'COREGATE_RECORD_MAX_MB', 1024, 2, 1_048_576) * 1024 * 1024;
+  if (totalBytes < 2 * fileBytes)
+    throw new Error('COREGATE_RECORD_MAX_MB must be at least twice COREGATE_RECORD_FILE_MB');
+  return {
+    dir: resolve(env.COREGATE_RECORD_DIR),
+    secret,
+    fileBytes,
+    totalBytes,
+    queueLines: integer(env, 'COREGATE_RECORD_QUEUE', 10_000, 1, 10_000_000),
+    jitterAmounts: boolean(env, 'COREGATE_RECORD_JITTER_AMOUNTS', false),
+  };
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -506,6 +549,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     soapAuth: oneOf(env, 'COREGATE_SOAP_AUTH', ['token', 'credentials'], 'token'),
     core,
     symxchange: core === 'symxchange' ? symxchangeSettings(env) : undefined,
+    recording: recordingSettings(env, core),
     tracing: tracingSettings(env),
   };
 }
@@ -771,5 +815,32 @@ export const SETTINGS: readonly SettingDoc[] = [
     default: '`store`',
     meaning:
       "`store` answers from coregate's own records; `symxchange` makes coregate a gateway to a SymXchange core, whose `COREGATE_SYMXCHANGE_*` settings are in docs/gateway.md",
+  },
+  {
+    variable: '`COREGATE_RECORD_DIR`',
+    default: '(off)',
+    meaning:
+      'gateway mode: record every SymXchange exchange, scrubbed of member data as it is written, to cassettes in this folder (docs/recording.md)',
+  },
+  {
+    variable: '`COREGATE_RECORD_SECRET`',
+    default: '(generated in the record dir)',
+    meaning: "the key of the recording's pseudonyms: the same secret maps the same SSN to the same pseudonym",
+  },
+  {
+    variable: '`COREGATE_RECORD_FILE_MB` / `COREGATE_RECORD_MAX_MB`',
+    default: '`64` / `1024`',
+    meaning: 'a cassette file past this size is closed; past the total, the oldest file is removed',
+  },
+  {
+    variable: '`COREGATE_RECORD_QUEUE`',
+    default: '`10000`',
+    meaning:
+      'exchanges waiting to be written; past it an exchange is not recorded (counted and logged), never waited for',
+  },
+  {
+    variable: '`COREGATE_RECORD_JITTER_AMOUNTS`',
+    default: '`false`',
+    meaning: 'jitter the recorded amounts as well (kept as they are by default)',
   },
 ];

@@ -21,6 +21,7 @@ Commands:
   reset            put the store back to its seeded demo dataset
   core check       gateway mode: reach each SymXchange core once (TLS identity, latency)
   faults           add, list or clear the sandbox's fault rules; enable or disable fault injection while serving
+  recording        import a gateway's recording of a core into the store, or replay it (docs/recording.md)
 
 token, user, audit, export, import and reset work on a running server too: while a coregate serves the
 data directory, or with COREGATE_URL set, they call its admin API (with COREGATE_ADMIN_TOKEN, or the data
@@ -48,6 +49,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   reset: async () => (await import('./data.js')).resetCommand,
   core: async () => (await import('./core-check.js')).coreCommand,
   faults: async () => (await import('./faults.js')).faultsCommand,
+  recording: async () => (await import('./recording.js')).recordingCommand,
 };
 
 const print = (line: string) => process.stdout.write(`${line}\n`);

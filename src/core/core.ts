@@ -66,6 +66,8 @@ export interface Core {
   start?(): Promise<void>;
   /** Each Sym's circuit breaker (gateway mode), for the metrics; none for the store. */
   circuits(): ReadonlyMap<number, CircuitState>;
+  /** Gateway mode's recording (COREGATE_RECORD_DIR), when on: the exchanges written and dropped. */
+  readonly recording?: () => { readonly written: number; readonly dropped: number };
   close(): Promise<void>;
 }
 

@@ -8,6 +8,7 @@ import type { AnyOperation } from '../operations/types.js';
 import type { Core } from './core.js';
 import { storeCore } from './store-core.js';
 import { symxchangeCore, type CoreLog } from './symxchange-core.js';
+import { exchangeRecorder } from '../recording/recorder.js';
 
 export {
   auditedCoreOutcome,
@@ -42,5 +43,6 @@ export function createCore(config: Config, options: CoreOptions): Core {
     pageMaximum: config.pageMaximum,
     onCircuit: options.onCircuit,
     log: options.log,
+    recorder: config.recording && exchangeRecorder(config.recording, options.log),
   });
 }

@@ -27,6 +27,7 @@ import {
 } from '../symxchange/codec.js';
 import type { XmlElement } from '../symxchange/xml.js';
 import type { SymxFacts } from '../catalog/symxchange/index.js';
+import type { ExchangeRecorder } from '../recording/recorder.js';
 import { traceCoreAnswer, traceCoreAttempt, traceCoreCall } from '../telemetry/tracing.js';
 import { xmlAnswerReader } from './answer-reader.js';
 import { assumedRelease, learnRelease, serviceAddress, SYMXCHANGE_SERVICES } from './core-release.js';
@@ -59,6 +60,8 @@ export interface SymxchangeCoreOptions {
   readonly onCircuit?: (sym: number, state: 'open' | 'closed', url: URL) => void;
   /** The log of faults, bad answers, failures and cut lists. */
   readonly log?: CoreLog;
+  /** The recording of every exchange (COREGATE_RECORD_DIR), when on. */
+  readonly recorder?: ExchangeRecorder;
 }
 
 /** The problem of a core that cannot be reached now. */
@@ -368,12 +371,14 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
     return xmlAnswerReader(xmlLimits, maxRepeats);
   }
 
+  const { recorder } = options;
+
   /** One exchange under the core's breaker, within the call's deadline. */
   function exchange(call: CallContext, path: string, soapAction: string, xml: string) {
     return call.core.breaker.execute(() =>
       call.core.transport.post(path, soapAction, xml, {
         deadline: call.deadline,
-        read: readAnswer,
+        read: recorder ? recorder.tapRead(readAnswer) : readAnswer,
         traceContext: call.traceContext,
       }),
     );
@@ -471,6 +476,14 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
     }
   }
 
+  /** What a recording names an exchange by. */
+  function recordedAs(core: SymCore, operation: AnyOperation) {
+    const { facts, codec } = core.dialect;
+    const wire = codec.mapping.wireOperation(operation);
+    const { family, name } = operation;
+    return { release: facts.release.release, service: wire.service, operation: wire.name, family, name };
+  }
+
   /** Logs what decoding an answer skipped (each unknown element once) or cut. */
   function noted(call: CallContext, operation: AnyOperation, notes: AnswerNotes): void {
     const unknown = notes.unknown.filter((name) => !unknownLogged.has(name));
@@ -525,7 +538,14 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
             const facts = { service: wire.service, operation: wire.name, soapAction: wire.soapAction };
             return { ...facts, sym: core.sym, url: core.transport.url };
           },
-          () => callOperation(call, op, request),
+          () =>
+            recorder
+              ? recorder.exchange(
+                  () => recordedAs(core, op),
+                  request,
+                  () => callOperation(call, op, request),
+                )
+              : callOperation(call, op, request),
         );
       try {
         const result = await forwarding.answer(operation, body as JsonObject, callCore);
@@ -580,8 +600,10 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
     circuits() {
       return new Map([...cores.values()].map((core) => [core.sym, CIRCUIT_STATES[core.breaker.state]]));
     },
+    recording: recorder && (() => recorder.counts()),
     async close() {
       await Promise.all([...cores.values()].map((core) => core.transport.close()));
+      await recorder?.close();
     },
   };
 }

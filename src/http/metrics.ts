@@ -265,6 +265,20 @@ export class ServiceMetrics {
           for (const state of CIRCUIT_STATES) this.set({ sym: String(sym), state }, state === current ? 1 : 0);
       },
     });
+    const recording = core.recording;
+    if (recording)
+      new Counter({
+        name: 'coregate_recording_exchanges_total',
+        help: 'Exchanges with the core written to the recording, and dropped (its queue full, or a file unwritable)',
+        labelNames: ['result'],
+        registers,
+        collect() {
+          const { written, dropped } = recording();
+          this.reset();
+          this.inc({ result: 'written' }, written);
+          this.inc({ result: 'dropped' }, dropped);
+        },
+      });
   }
 
   /** Counts a request that was answered (or, sandbox `drop`, closed) with `status`. */
