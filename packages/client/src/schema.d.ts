@@ -6763,6 +6763,20 @@ export interface components {
             };
         };
         /** @description Default Response */
+        getFaultInjection: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @description Whether fault injection (the X-Coregate-Fault header and the fault rules) is on */
+                    enabled: boolean;
+                };
+            };
+        };
+        /** @description Default Response */
         clearFaultRules: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11765,25 +11779,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Whether fault injection (the X-Coregate-Fault header and the fault rules) is on */
-                        enabled: boolean;
-                    };
-                };
-            };
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            200: components["responses"]["getFaultInjection"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     setFaultInjection: {
@@ -11805,27 +11806,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Whether fault injection (the X-Coregate-Fault header and the fault rules) is on */
-                        enabled: boolean;
-                    };
-                };
-            };
-            400: components["responses"]["admin-problem-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-problem-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-problem-403-FORBIDDEN"];
-            415: components["responses"]["admin-problem-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-problem-429-RATE_LIMITED"];
-            500: components["responses"]["admin-problem-500-INTERNAL"];
-            503: components["responses"]["admin-problem-503-UNAVAILABLE"];
+            200: components["responses"]["getFaultInjection"];
+            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
+            401: components["responses"]["admin-401-UNAUTHENTICATED"];
+            403: components["responses"]["admin-403-FORBIDDEN"];
+            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["admin-429-RATE_LIMITED"];
+            500: components["responses"]["admin-500-INTERNAL"];
+            503: components["responses"]["admin-503-UNAVAILABLE"];
         };
     };
     listFaultRules: {
