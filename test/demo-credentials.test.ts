@@ -14,7 +14,9 @@ import { after, before, describe, test } from 'node:test';
 import { withDemoPasswords } from '../scripts/openapi-answers.js';
 import type { DemoCredentials } from '../src/cli/demo.js';
 import { PLACEHOLDER } from '../src/http/openapi-examples.js';
-import { adminStatement, CLI, serve, stop } from './support/serve-process.js';
+import { createServer } from 'node:net';
+import { freePort } from './support/pg-cluster.js';
+import { adminStatement, CLI, serve, spawnServe, stop } from './support/serve-process.js';
 
 /** A master secret of its own, so that nothing but the demo set-up creates the data dir. */
 const SECRET = 'ab'.repeat(32);
@@ -329,3 +331,32 @@ describe(
     });
   },
 );
+
+describe('the port is held from the first check to serving', () => {
+  const dataDir = missingDataDir();
+
+  test('while the demo is seeded, nothing else can take the port; then the server listens on it', async () => {
+    const port = await freePort();
+    const starting = spawnServe({
+      env: { COREGATE_DATA_DIR: dataDir, DATABASE_URL: '', PORT: String(port), LOG_LEVEL: 'warn' },
+    });
+    try {
+      // The credentials are written before the seeding starts, and the port was taken before either.
+      while (!/Seeding demo data/.test(starting.output()) && starting.child.exitCode === null)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      const occupant = createServer();
+      const bound = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+        occupant.once('error', resolve);
+        occupant.listen({ port, host: '127.0.0.1', exclusive: true }, () => resolve(undefined));
+      });
+      if (!bound) await new Promise((resolve) => occupant.close(resolve));
+      assert.equal(bound?.code, 'EADDRINUSE', 'the port is held while seeding');
+      assert.ok(readCredentials(dataDir).apiToken, 'the credentials are in their file before the seeding');
+      const served = await starting.listening;
+      assert.equal(served.baseUrl, `http://127.0.0.1:${port}`);
+      assert.equal(await findBySSN(served.baseUrl, readCredentials(dataDir)), 200);
+    } finally {
+      await stop(starting.child);
+    }
+  });
+});

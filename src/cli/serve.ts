@@ -79,11 +79,11 @@ export async function serveCommand(argv: string[], config: Config, print: Print)
     for (const url of config.symxchange.urls.values()) tlsOptions(url, config.symxchange);
     (await import('../core/core-fault-rules.js')).coreFaultRules(config.symxchange.faultRulesFile);
   }
-  await checkPortFree(config);
+  const releasePort = await holdPort(config);
   await checkHostsResolve(config);
   const wantsDemo = flags.has('no-demo') ? false : flags.has('demo') || !config.databaseUrl;
-  if (workers === 1) return serveAlone(config, wantsDemo, print);
-  return servePrimary(config, wantsDemo, workers, print);
+  if (workers === 1) return serveAlone(config, wantsDemo, print, releasePort);
+  return servePrimary(config, wantsDemo, workers, print, releasePort);
 }
 
 /** The one line a port that cannot be bound stops the start with, naming the variable to change. */
@@ -103,19 +103,22 @@ function portProblem(error: NodeJS.ErrnoException, config: Config): string {
 }
 
 /**
- * Binds the port once and lets it go: a busy port, or a HOST that is not this machine's, stops the start in
- * one line before anything is opened, migrated or seeded (listening comes only after all that).
+ * Binds the port first and holds it while the database is opened, migrated and seeded: a busy port, or a
+ * HOST that is not this machine's, stops the start in one line before any of that, and nothing can take
+ * the port meanwhile. Returns what lets it go, just before the server listens on it (a connection made
+ * while it is held is closed at once: nothing answers yet).
  */
-async function checkPortFree(config: Config): Promise<void> {
-  if (config.port === 0) return;
+async function holdPort(config: Config): Promise<() => Promise<void>> {
+  if (config.port === 0) return async () => undefined;
   const { createServer } = await import('node:net');
-  const probe = createServer();
+  const holder = createServer((socket) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
-    probe.once('error', reject);
-    probe.listen({ port: config.port, host: config.host, exclusive: true }, () => probe.close(() => resolve()));
+    holder.once('error', reject);
+    holder.listen({ port: config.port, host: config.host, exclusive: true }, () => resolve());
   }).catch((error: NodeJS.ErrnoException) => {
     throw new Error(portProblem(error, config));
   });
+  return () => new Promise<void>((resolve) => holder.close(() => resolve()));
 }
 
 /**
@@ -286,7 +289,11 @@ async function demoPasswords(config: Config): Promise<{ demoAdminPassword?: stri
 }
 
 /** Builds the app on an open runtime and listens; closes both on SIGINT/SIGTERM. Returns the port. */
-async function listen(config: Config, runtime: Runtime): Promise<number> {
+async function listen(
+  config: Config,
+  runtime: Runtime,
+  releasePort: () => Promise<void> = async () => undefined,
+): Promise<number> {
   const [{ buildApp, LOG_REDACT }, { createJwtVerifier, jwtSettingsFromEnv }, { logDestination }, tracing] =
     await Promise.all([
       import('../http/app.js'),
@@ -369,6 +376,9 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   try {
+    // Ready first, so that the port is let go only for the moment between the two.
+    await app.ready();
+    await releasePort();
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await app.close();
@@ -379,14 +389,19 @@ async function listen(config: Config, runtime: Runtime): Promise<number> {
   return typeof address === 'object' && address ? address.port : config.port;
 }
 
-async function serveAlone(config: Config, wantsDemo: boolean, print: Print): Promise<void> {
+async function serveAlone(
+  config: Config,
+  wantsDemo: boolean,
+  print: Print,
+  releasePort: () => Promise<void>,
+): Promise<void> {
   const { runtime, newCredentials } = await prepare(config, wantsDemo, print);
   // A PostgreSQL store started without the demo may be empty: the banner then names the next steps.
   const emptyStore =
     !wantsDemo &&
     config.databaseUrl !== undefined &&
     !(await (await import('../store/record-transfer.js')).storeHoldsRecords(runtime.database.db));
-  const port = await listen(config, runtime);
+  const port = await listen(config, runtime, releasePort);
   await printBanner(config, port, print, { showSecrets: newCredentials, demo: wantsDemo, emptyStore });
 }
 
@@ -413,13 +428,21 @@ async function serveWorker(config: Config): Promise<void> {
  * listen, restarts a worker that dies (waiting longer after each quick death, giving up after several in
  * a row) and stops them all on a signal.
  */
-async function servePrimary(config: Config, wantsDemo: boolean, workers: number, print: Print): Promise<void> {
+async function servePrimary(
+  config: Config,
+  wantsDemo: boolean,
+  workers: number,
+  print: Print,
+  releasePort: () => Promise<void>,
+): Promise<void> {
   const newCredentials = wantsDemo
     ? await prepare(config, wantsDemo, print).then(async ({ runtime, newCredentials }) => {
         await runtime.database.close();
         return newCredentials;
       })
     : false;
+  // The workers listen on the port through this process (cluster): it is let go as they are forked.
+  await releasePort();
   let stopping = false;
   let quickDeaths = 0;
   const listeningPorts = new Map<number, number>();
