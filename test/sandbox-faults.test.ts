@@ -60,7 +60,7 @@ describe('with sandbox faults off (the default)', () => {
     assert.match(String(response.headers['content-type']), /^application\/problem\+json/);
     const problem = response.json();
     assert.equal(problem.code, 'SANDBOX_FAULTS_DISABLED');
-    assert.match(problem.detail, /X-Coregate-Fault .*COREGATE_SANDBOX_FAULTS=on/);
+    assert.match(problem.detail, /X-Coregate-Fault is refused: fault injection is off \(coregate faults enable/);
     const audited = await auditOf(h, String(response.headers['x-request-id']));
     assert.equal(audited?.status, 403);
     assert.equal(audited?.code, 'SANDBOX_FAULTS_DISABLED');

@@ -55,6 +55,10 @@ export const SLOW_SUITES: Readonly<Record<string, string>> = {
   'test/fuzz.test.ts': 'generated bodies for every operation',
   'test/gateway.test.ts': 'every operation through a gateway and its core',
   'test/metrics.test.ts': 'the metrics of calls in each mode',
+  'test/security.test.ts': 'tokens, scopes, credentials and the password throttle, on each database',
+  'test/lockout.test.ts': 'lockouts and the refusal floor, which waits out its hash costs',
+  'test/stalled-exports.test.ts': 'exports whose clients stall, waited out to their cut',
+  'test/share-update-rules.test.ts': 'the update rules of every record type on every face',
 };
 
 /** Every test file `npm test` runs, relative to the repository: test/*.test.ts and packages/*\/test/*.test.ts. */
