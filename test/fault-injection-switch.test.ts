@@ -23,26 +23,29 @@ const credentialsOf = (dataDir: string) =>
 
 /** findBySSN asking for a forced CORE_UNAVAILABLE: 503 while fault injection is on, 403 SANDBOX_FAULTS_DISABLED off. */
 async function forcedCall(baseUrl: string, credentials: DemoCredentials): Promise<{ status: number; code: string }> {
-  const response = await fetch(`${baseUrl}/gw/627/persistent/findby/findBySSN`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${credentials.apiToken}`,
-      'content-type': 'application/json',
-      'x-coregate-fault': 'code=CORE_UNAVAILABLE',
-    },
-    body: JSON.stringify({
-      Credentials: { AdministrativeCredentials: { Password: credentials.adminPassword } },
-      SSN: '384856358',
-    }),
+  const call = () =>
+    fetch(`${baseUrl}/gw/627/persistent/findby/findBySSN`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${credentials.apiToken}`,
+        'content-type': 'application/json',
+        'x-coregate-fault': 'code=CORE_UNAVAILABLE',
+      },
+      body: JSON.stringify({
+        Credentials: { AdministrativeCredentials: { Password: credentials.adminPassword } },
+        SSN: '384856358',
+      }),
+    });
+  // The server may close a kept-alive connection (its keep-alive timeout) as the call is sent on it; the call
+  // changes nothing, so it is sent again, once, on a new connection.
+  const response = await call().catch((error: Error & { cause?: { code?: string } }) => {
+    if (error.cause?.code === 'UND_ERR_SOCKET') return call();
+    throw error;
   });
   const body = (await response.json()) as { code?: string };
   return { status: response.status, code: body.code ?? '' };
 }
 
-const FORCED = { status: 503, code: 'CORE_UNAVAILABLE' };
-const REFUSED = { status: 403, code: 'SANDBOX_FAULTS_DISABLED' };
-
-/** Calls until `runs` calls in a row answer `expected`: every worker (they take turns) has learnt the switch. */
 async function untilEveryWorker(served: Served, credentials: DemoCredentials, expected: object, runs = 8) {
   for (let inARow = 0; inARow < runs;) {
     const answer = await forcedCall(served.baseUrl, credentials).catch(
