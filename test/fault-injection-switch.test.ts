@@ -46,6 +46,10 @@ async function forcedCall(baseUrl: string, credentials: DemoCredentials): Promis
   return { status: response.status, code: body.code ?? '' };
 }
 
+const FORCED = { status: 503, code: 'CORE_UNAVAILABLE' };
+const REFUSED = { status: 403, code: 'SANDBOX_FAULTS_DISABLED' };
+
+/** Calls until `runs` calls in a row answer `expected`: every worker (they take turns) has learnt the switch. */
 async function untilEveryWorker(served: Served, credentials: DemoCredentials, expected: object, runs = 8) {
   for (let inARow = 0; inARow < runs;) {
     const answer = await forcedCall(served.baseUrl, credentials).catch(
