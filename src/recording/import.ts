@@ -13,6 +13,7 @@ import type { Secrets } from '../crypto/secrets.js';
 import { protectedColumns } from '../database/schema.js';
 import { RECORD_FILE_FORMAT, recordLine } from '../store/record-file.js';
 import { toRow, type Row, type WireRecord } from '../store/records.js';
+import { SEEDED_RECORD_NAMES } from '../seed/dataset.js';
 import type { CassetteLine } from './cassette.js';
 
 type JsonObject = Record<string, unknown>;
@@ -37,22 +38,8 @@ export interface CassetteRecords {
   readonly refused: Readonly<Record<string, number>>;
 }
 
-/** The order records are written in (a share before its sub-records reads better; nothing depends on it). */
-const WRITTEN = [
-  'Account',
-  ...SHARE_RECORD_NAMES,
-  'Card',
-  'HomeBankingUser',
-  'Micr',
-  'Lookup',
-  'CorpTransfer',
-  'Collateral',
-  'CollateralCollHold',
-  'CollateralDocument',
-  'CollateralDocumentTracking',
-  'CollateralFmHistory',
-  'CollateralTracking',
-] as const;
+/** The records a recording can hold, in the order they are written: the seed's, the same record types. */
+const WRITTEN = SEEDED_RECORD_NAMES;
 
 const SHARE_RECORDS: ReadonlySet<string> = new Set(SHARE_RECORD_NAMES);
 
