@@ -18,7 +18,7 @@ import { demoExamples, type DemoExamples } from '../src/seed/examples.js';
 import { seedDatabase } from '../src/seed/load.js';
 import { createHarness, type Harness } from './support/harness.js';
 import { createPgCluster, postgresBinDir, type PgCluster } from './support/pg-cluster.js';
-import { startUpstream, type Upstream } from './support/upstream.js';
+import { forwardTo, startUpstream, type Upstream } from './support/upstream.js';
 
 const ACCOUNTS = 50;
 const SEED = 627;
@@ -49,15 +49,7 @@ describe("a keyed update at the core while the gateway's database goes away", { 
     const coreUrl = await core.app.listen({ port: 0, host: '127.0.0.1' });
     proxy = await startUpstream();
     proxy.behave((received, response) => {
-      const forward = () =>
-        fetch(`${coreUrl}${received.url}`, {
-          method: received.method,
-          headers: {
-            'content-type': String(received.headers['content-type']),
-            soapaction: String(received.headers.soapaction),
-          },
-          ...(received.method === 'POST' ? { body: received.body } : {}),
-        });
+      const forward = () => forwardTo(coreUrl, received);
       const answer = async () => {
         const answered = await forward();
         response

@@ -16,7 +16,7 @@ import { operationPath } from '../src/operations/types.js';
 import { demoExamples, type DemoExamples } from '../src/seed/examples.js';
 import { seedDatabase } from '../src/seed/load.js';
 import { BACKENDS, createHarness, type Harness } from './support/harness.js';
-import { startUpstream, type Upstream } from './support/upstream.js';
+import { forwardTo, startUpstream, type Upstream } from './support/upstream.js';
 
 const ACCOUNTS = 50;
 const SEED = 627;
@@ -65,16 +65,7 @@ for (const backend of BACKENDS) {
         setTimeout(
           () => {
             void Promise.resolve(held)
-              .then(() =>
-                fetch(`${coreUrl}${received.url}`, {
-                  method: received.method,
-                  headers: {
-                    'content-type': String(received.headers['content-type']),
-                    soapaction: String(received.headers.soapaction),
-                  },
-                  ...(received.method === 'POST' ? { body: received.body } : {}),
-                }),
-              )
+              .then(() => forwardTo(coreUrl, received))
               .then(async (answer) => {
                 response
                   .writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/xml' })

@@ -29,6 +29,18 @@ export interface Upstream {
 }
 
 /** Starts an upstream on a free port of 127.0.0.1; with `tls`, it speaks HTTPS. */
+/** Sends a request an upstream received on to `baseUrl` (a core behind a test proxy), as it came. */
+export function forwardTo(baseUrl: string, received: Received): Promise<Response> {
+  return fetch(`${baseUrl}${received.url}`, {
+    method: received.method,
+    headers: {
+      'content-type': String(received.headers['content-type']),
+      soapaction: String(received.headers.soapaction),
+    },
+    ...(received.method === 'POST' ? { body: received.body } : {}),
+  });
+}
+
 export async function startUpstream(tls?: ServerOptions): Promise<Upstream> {
   let behaviour: Behaviour = (_received, response) => response.writeHead(500).end();
   const received: Received[] = [];
