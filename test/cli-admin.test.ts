@@ -289,6 +289,7 @@ describe('the admin commands while coregate serves the embedded data directory (
       ['token', 'list'],
       ['user', 'list'],
       ['audit', '--since', '1h', '--limit', '1'],
+      ['faults', 'disable'],
     ]) {
       const modules = join(work, `modules-${command[0]}.txt`);
       const ran = await runCli(

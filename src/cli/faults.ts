@@ -5,13 +5,11 @@
  * server running, on the database itself, which every server reads. The same output either way.
  */
 import type { Config } from '../config.js';
-import { faultRulesDisabled, type FaultRule, type FaultRuleRequest } from '../contract/fault-rules.js';
-import { faultRuleAdmin } from '../operations/fault-rules.js';
+import type { FaultRule, FaultRuleRequest } from '../contract/fault-rules.js';
 import { integerOption, parseCommand, UsageError, type CommandSpec } from './args.js';
 import { administer } from './commands.js';
 import { adminCall } from './remote.js';
 import type { Db } from '../database/database.js';
-import { faultInjection } from '../store/fault-injection.js';
 
 type Print = (line: string) => void;
 
@@ -24,7 +22,7 @@ const FAULTS: CommandSpec = {
 A fault rule makes the calls it matches fail for unmodified clients as a failing core makes them fail, while
 fault injection is on. It applies on every worker within a second.
 enable / disable turn fault injection (the rules and the X-Coregate-Fault header) on or off for every worker
-and instance within a second, kept in the database; COREGATE_SANDBOX_FAULTS=on is only its start value.
+and instance within a second, kept in the database; COREGATE_SANDBOX_FAULTS=true is only its start value.
 WHAT (one of these, with or without --latency):
   --code CODE [--status S]        a problem: CORE_UNAVAILABLE, CORE_TIMEOUT, RECORD_NOT_FOUND, …
   --soap-fault Client|Server      a SOAP Fault of that class (the JSON API answers 502 CORE_ERROR)
@@ -124,9 +122,21 @@ function frequencyOf(rule: FaultRule): string {
 const ruleLine = (rule: FaultRule) =>
   `${rule.id}\t${rule.operations}\t${rule.face}\t${effectOf(rule)}\t${frequencyOf(rule)}\tuntil ${rule.until}`;
 
-/** The database itself is changed only where its servers would apply the rules. */
-async function sandboxOnly(db: Db, config: Config): Promise<void> {
-  if (!(await faultInjection.isOn(db, config.sandboxFaults))) throw faultRulesDisabled();
+/**
+ * The rules' store, loaded only when the command works on the database itself: through a running server's
+ * admin API it is not needed, and loading it would cost that command most of its time.
+ */
+async function onTheDatabase() {
+  const [{ faultRulesDisabled }, { faultRuleAdmin }, { faultInjection }] = await Promise.all([
+    import('../contract/fault-rules.js'),
+    import('../operations/fault-rules.js'),
+    import('../store/fault-injection.js'),
+  ]);
+  /** The database itself is changed only where its servers would apply the rules. */
+  const sandboxOnly = async (db: Db, config: Config) => {
+    if (!(await faultInjection.isOn(db, config.sandboxFaults))) throw faultRulesDisabled();
+  };
+  return { faultRuleAdmin, faultInjection, sandboxOnly };
 }
 
 export async function faultsCommand(argv: string[], config: Config, print: Print): Promise<void> {
@@ -143,6 +153,7 @@ export async function faultsCommand(argv: string[], config: Config, print: Print
       const added = await administer<FaultRule>(config, 'faults', {
         remote: (server) => adminCall(server, 'POST', '/admin/faults', request),
         local: async ({ database: { db } }) => {
+          const { faultRuleAdmin, sandboxOnly } = await onTheDatabase();
           await sandboxOnly(db, config);
           return faultRuleAdmin.add(db, request, null);
         },
@@ -155,6 +166,7 @@ export async function faultsCommand(argv: string[], config: Config, print: Print
       const { rules } = await administer<{ rules: FaultRule[] }>(config, 'faults', {
         remote: (server) => adminCall(server, 'GET', '/admin/faults'),
         local: async ({ database: { db } }) => {
+          const { faultRuleAdmin, sandboxOnly } = await onTheDatabase();
           await sandboxOnly(db, config);
           return faultRuleAdmin.list(db);
         },
@@ -170,6 +182,7 @@ export async function faultsCommand(argv: string[], config: Config, print: Print
       const { removed } = await administer<{ removed: number }>(config, 'faults', {
         remote: (server) => adminCall(server, 'DELETE', id === undefined ? '/admin/faults' : `/admin/faults/${id}`),
         local: async ({ database: { db } }) => {
+          const { faultRuleAdmin, sandboxOnly } = await onTheDatabase();
           await sandboxOnly(db, config);
           return id === undefined ? faultRuleAdmin.clear(db) : faultRuleAdmin.remove(db, Number(id));
         },
@@ -183,6 +196,7 @@ export async function faultsCommand(argv: string[], config: Config, print: Print
       const { enabled } = await administer<{ enabled: boolean }>(config, 'faults', {
         remote: (server) => adminCall(server, 'PUT', '/admin/faults/injection', request),
         local: async ({ database: { db } }) => {
+          const { faultInjection } = await onTheDatabase();
           await faultInjection.set(db, request.enabled);
           return request;
         },
