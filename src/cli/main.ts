@@ -28,7 +28,7 @@ data directory, or with COREGATE_URL set, they call its admin API (with COREGATE
 directory's demo token) and say so on stderr.
 
 Environment: PORT, HOST, DATABASE_URL, COREGATE_DATA_DIR, COREGATE_SECRET, REDIS_URL, LOG_LEVEL, LOG_FORMAT,
-COREGATE_METRICS, COREGATE_SANDBOX_FAULTS, COREGATE_CORE and the other COREGATE_* settings (see README).
+COREGATE_METRICS, COREGATE_CORE and the other COREGATE_* settings (docs/configuration.md).
 Run "coregate <command> --help" for a command's options.`;
 
 type Command = (argv: string[], config: Config, print: (line: string) => void) => Promise<void>;

@@ -1,5 +1,5 @@
 /**
- * Sandbox fault injection, as WireMock and Mockoon offer it: with `COREGATE_SANDBOX_FAULTS=on`, a call's
+ * Sandbox fault injection, as WireMock and Mockoon offer it: while it is on (src/store/fault-injection.ts), a call's
  * `X-Coregate-Fault` header forces, on that one call, a problem (`status=503; code=CORE_UNAVAILABLE`), a
  * delay before the answer (`delay=1500`) or a connection closed without an answer (`drop`), so that a
  * client can test its handling of every documented failure. This module holds the header's name, the

@@ -94,8 +94,9 @@ const PARAMETERS = {
     description:
       'Sandbox fault injection, for testing a client against every documented failure: `status=503; ' +
       'code=CORE_UNAVAILABLE` answers this call with that problem, `delay=1500` waits that many milliseconds ' +
-      'first, `drop` closes the connection without an answer. Only when the server runs with ' +
-      '`COREGATE_SANDBOX_FAULTS=on`; otherwise the call is refused with 403 `SANDBOX_FAULTS_DISABLED`. Codes: ' +
+      'first, `drop` closes the connection without an answer. Only while fault injection is on (`coregate faults ' +
+      'enable` or `PUT /admin/faults/injection`, while serving); otherwise the call is refused with 403 ' +
+      '`SANDBOX_FAULTS_DISABLED`. Codes: ' +
       `${Object.keys(SANDBOX_FAULT_PROBLEMS).join(', ')}.`,
     schema: { type: 'string', examples: ['status=503; code=CORE_UNAVAILABLE', 'delay=1500', 'drop'] },
   },

@@ -12,7 +12,7 @@ export interface ProblemsOptions {
   readonly gateway: boolean;
   /** Whether the core carries the operation (gateway mode); coregate's own session calls it does not. */
   readonly carriedByCore: (operation: AnyOperation) => boolean;
-  /** `COREGATE_SANDBOX_FAULTS`: a call's `X-Coregate-Fault` header may force any problem it names. */
+  /** Fault injection on (switched while serving): a call's `X-Coregate-Fault` header may force any problem it names. */
   readonly sandboxFaults: boolean;
 }
 
@@ -94,7 +94,7 @@ export const PROBLEM_EXAMPLE_DETAILS: Readonly<Partial<Record<ProblemCode, strin
   STORE_ONLY: "This is coregate's own session management: in gateway mode log on at the core",
   CORE_OPERATION_UNSUPPORTED: 'The core of Sym 627 speaks SymXchange 2020.00, which has no getCollateralSelectFields',
   SANDBOX_FAULTS_DISABLED:
-    'X-Coregate-Fault is refused: fault injection is off (COREGATE_SANDBOX_FAULTS=on turns it on in a sandbox)',
+    'X-Coregate-Fault is refused: fault injection is off (coregate faults enable, or PUT /admin/faults/injection, turns it on in a sandbox)',
   NOT_A_DEMO_DATASET: 'The store does not hold a seeded demo dataset, so there is nothing to reset it to',
   ALREADY_EXISTS: 'A token named ci-bot exists already',
   STORE_NOT_EMPTY: 'The store already holds records; replace them explicitly (replace=true, coregate import --replace)',
