@@ -23,7 +23,7 @@ import { openRuntime } from '../src/runtime.js';
 import { DEFAULT_SEED, seedDatabase } from '../src/seed/load.js';
 import { seedMemberSecrets } from '../src/seed/member-secrets.js';
 import { demoDataset, tokens } from '../src/store/access.js';
-import { adminStatement, CLI, serve, stop, type Served } from './support/serve-process.js';
+import { adminStatement, CLI, serve, SOURCE_CLI, stop, type Served } from './support/serve-process.js';
 
 const DEMO = { seed: DEFAULT_SEED, accounts: 3 };
 const COMMANDS = {
@@ -293,7 +293,7 @@ describe('the admin commands while coregate serves the embedded data directory (
     ]) {
       const modules = join(work, `modules-${command[0]}.txt`);
       const ran = await runCli(
-        ['--import', 'tsx', '--import', './test/support/loaded-modules.mjs', CLI.at(-1)!, ...command],
+        ['--import', 'tsx', '--import', './test/support/loaded-modules.mjs', SOURCE_CLI.at(-1)!, ...command],
         { COREGATE_DATA_DIR: dataDir, LOADED_MODULES_FILE: modules },
       );
       assert.equal(ran.status, 0, ran.stderr);

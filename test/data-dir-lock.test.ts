@@ -32,6 +32,7 @@ import {
   type LockHolder,
 } from '../src/database/data-dir-lock.js';
 import { ping } from '../src/database/database.js';
+import { CLI } from './support/serve-process.js';
 
 const temporaryDirs: string[] = [];
 const freshDataDir = () => {
@@ -379,8 +380,6 @@ describe('racing takeovers', () => {
   });
 });
 
-/** The command line from source, through tsx, as test/cli.test.ts runs it. */
-const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
 const cliEnv = (dataDir: string) => ({
   ...process.env,
   COREGATE_DATA_DIR: dataDir,

@@ -26,10 +26,10 @@ import { demoExamples } from '../src/seed/examples.js';
 import { seedDatabase } from '../src/seed/load.js';
 import { enableTracing, statementOf } from '../src/telemetry/tracing.js';
 import { BACKENDS, createHarness, type Harness } from './support/harness.js';
-import { CLI, serve, spawnServe, stop, type Served } from './support/serve-process.js';
+import { serve, SOURCE_CLI, spawnServe, stop, type Served } from './support/serve-process.js';
 
 /** The command line from source, recording the OpenTelemetry modules it loads (support/loaded-modules.mjs). */
-const TRACED_CLI = ['--import', 'tsx', '--import', './test/support/loaded-modules.mjs', CLI.at(-1)!];
+const TRACED_CLI = ['--import', 'tsx', '--import', './test/support/loaded-modules.mjs', SOURCE_CLI.at(-1)!];
 
 const CALLER_TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN_ID = '00f067aa0ba902b7';
