@@ -85,26 +85,42 @@ interface DocumentBytes {
   readonly etag: string;
 }
 
+/** Each app's /openapi.json bytes, once made (or being made). */
+const madeDocuments = new WeakMap<FastifyInstance, Promise<DocumentBytes>>();
+
 /**
- * /openapi.json's answer, made once: the document is completed (openapi.ts, about a second of CPU),
- * serialized and gzipped on the first call, which a listening server makes itself right after it starts
- * (onListen), so that the first reader of /docs does not wait for it. Later calls send the same bytes:
- * gzipped to a client that accepts it, 304 to one that has them.
+ * /openapi.json's bytes, made once: the document is completed (openapi.ts, about a second of CPU on two
+ * shared cores), serialized and gzipped on the first call.
  */
-function documentAnswer(app: FastifyInstance) {
-  let bytes: Promise<DocumentBytes> | undefined;
-  const documentBytes = () =>
-    (bytes ??= (async () => {
+function documentBytes(app: FastifyInstance): Promise<DocumentBytes> {
+  let made = madeDocuments.get(app);
+  if (!made) {
+    made = (async () => {
       const json = Buffer.from(JSON.stringify(app.swagger()));
       const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
       return { json, gzip: await gzipped(json), etag };
-    })());
-  // After the listen, not in it: the start is not delayed, and the banner is printed first.
-  app.addHook('onListen', async () => {
-    setImmediate(() => documentBytes().catch((error: unknown) => app.log.error({ err: error }, 'the document failed')));
+    })();
+    madeDocuments.set(app, made);
+  }
+  return made;
+}
+
+/**
+ * Makes /openapi.json's bytes now, in the background, so that the first reader of /docs does not wait for
+ * them: `coregate serve` calls it once it has started (after its banner, or a worker's report that it
+ * listens), since the making holds the process's thread for its second.
+ * @example await app.listen({ port }); printBanner(); prepareApiReference(app);
+ */
+export function prepareApiReference(app: FastifyInstance): void {
+  setImmediate(() => {
+    documentBytes(app).catch((error: unknown) => app.log.error({ err: error }, 'the OpenAPI document failed'));
   });
+}
+
+/** /openapi.json: the same bytes on every call, gzipped to a client that accepts it, 304 to one that has them. */
+function documentAnswer(app: FastifyInstance) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const { json, gzip: zipped, etag } = await documentBytes();
+    const { json, gzip: zipped, etag } = await documentBytes(app);
     reply
       .header('content-type', 'application/json; charset=utf-8')
       .header('vary', 'accept-encoding')
