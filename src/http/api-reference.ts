@@ -1,12 +1,15 @@
 /**
- * The API reference: the OpenAPI document (openapi.ts; served at /openapi.json by ops-routes.ts) and the
- * interactive reference at /docs (Swagger UI), where every operation's example is a request the demo
- * dataset answers; `GET /` leads there. Neither holds a password or a token: the examples show
- * placeholders, which /docs fills in with the demo's passwords once Authorize has a token that may read them.
+ * The API reference: the OpenAPI document (openapi.ts), served at /openapi.json, and the interactive
+ * reference at /docs (Swagger UI), where every operation's example is a request the demo dataset answers;
+ * `GET /` leads there. Neither holds a password or a token: the examples show placeholders, which /docs fills
+ * in with the demo's passwords once Authorize has a token that may read them.
  */
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { openApiOptions, type OpenApiSettings } from './openapi.js';
 
 /**
@@ -73,9 +76,65 @@ async function fillDemoCredentials(request: Record<string, unknown>): Promise<Re
   return request;
 }
 
-/** Registers the document and /docs; call before the routes it documents. */
+const gzipped = promisify(gzip);
+
+/** /openapi.json as it is sent: the document serialized once, as JSON and gzipped, and its entity tag. */
+interface DocumentBytes {
+  readonly json: Buffer;
+  readonly gzip: Buffer;
+  readonly etag: string;
+}
+
+/** Each app's /openapi.json bytes, once made (or being made). */
+const madeDocuments = new WeakMap<FastifyInstance, Promise<DocumentBytes>>();
+
+/**
+ * /openapi.json's bytes, made once: the document is completed (openapi.ts, about a second of CPU on two
+ * shared cores), serialized and gzipped on the first call.
+ */
+function documentBytes(app: FastifyInstance): Promise<DocumentBytes> {
+  let made = madeDocuments.get(app);
+  if (!made) {
+    made = (async () => {
+      const json = Buffer.from(JSON.stringify(app.swagger()));
+      const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
+      return { json, gzip: await gzipped(json), etag };
+    })();
+    madeDocuments.set(app, made);
+  }
+  return made;
+}
+
+/**
+ * Makes /openapi.json's bytes now, in the background, so that the first reader of /docs does not wait for
+ * them: `coregate serve` calls it once it has started (after its banner, or a worker's report that it
+ * listens), since the making holds the process's thread for its second.
+ * @example await app.listen({ port }); printBanner(); prepareApiReference(app);
+ */
+export function prepareApiReference(app: FastifyInstance): void {
+  setImmediate(() => {
+    documentBytes(app).catch((error: unknown) => app.log.error({ err: error }, 'the OpenAPI document failed'));
+  });
+}
+
+/** /openapi.json: the same bytes on every call, gzipped to a client that accepts it, 304 to one that has them. */
+function documentAnswer(app: FastifyInstance) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const { json, gzip: zipped, etag } = await documentBytes(app);
+    reply
+      .header('content-type', 'application/json; charset=utf-8')
+      .header('vary', 'accept-encoding')
+      .header('etag', etag);
+    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+    if (!/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) return reply.send(json);
+    return reply.header('content-encoding', 'gzip').send(zipped);
+  };
+}
+
+/** Registers the document, /openapi.json and /docs; call before the routes it documents. */
 export async function registerApiReference(app: FastifyInstance, settings: OpenApiSettings): Promise<void> {
   await app.register(swagger, openApiOptions(settings));
+  app.get('/openapi.json', { schema: { hide: true } }, documentAnswer(app));
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     staticCSP: DOCS_CONTENT_POLICY,

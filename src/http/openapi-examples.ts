@@ -59,7 +59,46 @@ function demoDataset(): DemoExamples {
  * @example requestExample(findBySSN, ['AdministrativeCredentials']) // { Credentials: { AdministrativeCredentials: { Password: '<admin password>' } }, SSN: '…' }
  */
 export function requestExample(operation: AnyOperation, accepted: readonly CredentialKind[]): Record<string, unknown> {
-  return { Credentials: exampleCredentials(accepted), ...demoRequest(demoDataset(), operation) };
+  const body = demoRequest(demoDataset(), operation);
+  if (body.SelectableFields !== undefined) body.SelectableFields = exampleSelection(body.SelectableFields);
+  return { Credentials: exampleCredentials(accepted), ...body };
+}
+
+/**
+ * The fields a read's example selects, by record type: those a reader looks at first, which the demo dataset
+ * fills. The demo's requests select every field (`IncludeAll<X>Fields`), which the suites that send them
+ * want; in the reference that made each answer a page of nulls, written out at every read (most of the
+ * document's bytes), where a few fields show what selection does.
+ */
+const EXAMPLE_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  Share: ['Id', 'Type', 'Description', 'Balance', 'AvailableBalance', 'OpenDate'],
+  ShareAnalysis: ['Locator', 'Plan', 'StatementGroup', 'StatementDate'],
+  ShareAnalysisGroup: ['Locator', 'Comment1'],
+  ShareAnalysisPlan: ['Locator', 'Plan', 'Description', 'EffectiveDate'],
+  ShareCheckOrder: ['Locator', 'Quantity', 'StartNumber', 'LastOrderDate'],
+  ShareHold: ['Locator', 'Type', 'Amount', 'Reference1', 'ExpirationDate'],
+  ShareNote: ['Locator', 'Code', 'Text'],
+  ShareTransfer: ['Locator', 'Type', 'Amount', 'Frequency', 'NextDate'],
+  ShareName: ['Locator', 'Type', 'First', 'Last', 'City'],
+  ShareTracking: ['Locator', 'Type', 'TrackingCode', 'CreationDate'],
+  Collateral: ['Number', 'Type', 'Description', 'CollateralOwner', 'Value'],
+  CollateralCollHold: ['Locator', 'AccountNumber', 'Amount', 'EffectiveDate'],
+  CollateralDocument: ['Locator', 'Type', 'Number', 'Description', 'Location'],
+  CollateralDocumentTracking: ['Locator', 'Type', 'TrackingCode', 'CreationDate'],
+  CollateralFmHistory: ['RecordName', 'FieldName', 'FmType', 'PostDate'],
+  CollateralTracking: ['Locator', 'Type', 'TrackingCode', 'CreationDate'],
+  CorpTransfer: ['Type', 'Status', 'Amount', 'FromAccount', 'ToAccount', 'EffectiveDate'],
+};
+
+/** The example's `SelectableFields` in place of the demo request's `{ IncludeAll<X>Fields: true }`. */
+function exampleSelection(selectable: unknown): Record<string, unknown> {
+  const includeAll = Object.keys(selectable as Record<string, unknown>).find((name) =>
+    /^IncludeAll\w+Fields$/.test(name),
+  );
+  const record = includeAll?.replace(/^IncludeAll/, '').replace(/Fields$/, '');
+  const fields = record === undefined ? undefined : EXAMPLE_FIELDS[record];
+  if (!fields) throw new Error(`no example fields for the selection ${JSON.stringify(selectable)}`);
+  return { [`${record}Fields`]: Object.fromEntries(fields.map((field) => [field, true])) };
 }
 
 /** The key of an operation's recorded answer: its family and name, as the audit trail names it. */

@@ -1,5 +1,6 @@
 /**
- * Operational endpoints beside the API: liveness, readiness, the operation list and the OpenAPI document.
+ * Operational endpoints beside the API: liveness, readiness and the operation list (the OpenAPI document is
+ * api-reference.ts's).
  */
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -50,6 +51,4 @@ export function registerOpsRoutes(app: FastifyInstance, options: OpsRoutesOption
     soap: options.soapOf(operation),
   }));
   app.get('/operations', { schema: hide }, async () => ({ operations: operationList }));
-
-  app.get('/openapi.json', { schema: hide }, async () => app.swagger());
 }

@@ -21,6 +21,8 @@ export const DEMO_USER = { userNumber: 1, name: 'Demo user' } as const;
 const PREFERRED_ACCOUNTS = 50;
 /** File-maintenance history rows of the short collateral example at most. */
 const SHORT_HISTORY_RECORDS = 20;
+/** Collateral tracking records of the short collateral example at most (its tree is written out in the reference). */
+const SHORT_TREE_TRACKINGS = 1;
 /** The active-card example expires late, so it stays active for years after this doc is written. */
 const ACTIVE_EXAMPLE_EXPIRES_AFTER = '2030-01-01';
 
@@ -85,8 +87,9 @@ export interface DemoExamples {
   };
   readonly collateral: CollateralExample;
   /**
-   * A collateral with every child record and a short file-maintenance history: the whole tree of it is a
-   * page, not a book (the API reference's examples read it).
+   * A collateral with every child record, one document with one tracking record, one tracking record and a
+   * short file-maintenance history: the whole tree of it is a page, not a book (the API reference's examples
+   * read it).
    */
   readonly shortCollateral: CollateralExample;
   /** One record of each share sub-record type (and a share), on the first account that has them all. */
@@ -292,7 +295,14 @@ export function demoExamples(seed: number, accounts: number): DemoExamples {
   const collateral = firstFrom(bundles, 'collateral with every child', collateralOf);
   const shortCollateral = firstFrom(ordinary, 'collateral with every child and a short history', (bundle) => {
     const found = collateralOf(bundle);
-    return found && found.fmHistory <= SHORT_HISTORY_RECORDS ? found : undefined;
+    // One document, with one tracking record: the reference writes the whole tree out.
+    return found &&
+      found.fmHistory <= SHORT_HISTORY_RECORDS &&
+      found.documents === 1 &&
+      found.documentTrackings <= SHORT_TREE_TRACKINGS &&
+      found.trackings <= SHORT_TREE_TRACKINGS
+      ? found
+      : undefined;
   });
 
   const shareTargets = firstFrom(bundles, 'account with every share sub-record', ({ accountNumber, records }) => {

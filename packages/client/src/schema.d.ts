@@ -6555,7 +6555,7 @@ export interface components {
             };
         };
         /** @description The records read, with the fields selected */
-        v2022_01_getCollateral: {
+        v2022_01_getCollateralSelectFields: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -6564,34 +6564,6 @@ export interface components {
             content: {
                 "application/json": {
                     Collateral: components["schemas"]["Collateral"];
-                };
-            };
-        };
-        /** @description The records read, with the fields selected */
-        v2022_01_getCollateralCollHold: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": {
-                    CollateralCollHold: components["schemas"]["CollateralCollHold"];
-                };
-            };
-        };
-        /** @description The records read, with the fields selected */
-        v2022_01_getCollateralCollHoldPagedList: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": {
-                    CollateralCollHold: components["schemas"]["CollateralCollHold"][];
-                    /** @description Empty on the last page */
-                    Token: string;
                 };
             };
         };
@@ -6612,7 +6584,22 @@ export interface components {
             };
         };
         /** @description The records read, with the fields selected */
-        v2022_01_getCollateralDocument: {
+        v2022_01_getCollateralCollHoldPagedListSelectFields: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    CollateralCollHold: components["schemas"]["CollateralCollHold"][];
+                    /** @description Empty on the last page */
+                    Token: string;
+                };
+            };
+        };
+        /** @description The records read, with the fields selected */
+        v2022_01_getCollateralDocumentSelectFields: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -6621,21 +6608,6 @@ export interface components {
             content: {
                 "application/json": {
                     CollateralDocument: components["schemas"]["CollateralDocument"];
-                };
-            };
-        };
-        /** @description The records read, with the fields selected */
-        v2022_01_getCollateralDocumentPagedList: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": {
-                    CollateralDocument: components["schemas"]["CollateralDocument"][];
-                    /** @description Empty on the last page */
-                    Token: string;
                 };
             };
         };
@@ -6656,7 +6628,7 @@ export interface components {
             };
         };
         /** @description The records read, with the fields selected */
-        v2022_01_getCollateralDocumentTracking: {
+        v2022_01_getCollateralDocumentPagedListSelectFields: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -6664,7 +6636,9 @@ export interface components {
             };
             content: {
                 "application/json": {
-                    CollateralDocumentTracking: components["schemas"]["CollateralDocumentTracking"];
+                    CollateralDocument: components["schemas"]["CollateralDocument"][];
+                    /** @description Empty on the last page */
+                    Token: string;
                 };
             };
         };
@@ -6700,21 +6674,6 @@ export interface components {
             };
         };
         /** @description The records read, with the fields selected */
-        v2022_01_getCollateralFmHistoryPagedList: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": {
-                    CollateralFmHistory: components["schemas"]["CollateralFmHistory"][];
-                    /** @description Empty on the last page */
-                    Token: string;
-                };
-            };
-        };
-        /** @description The records read, with the fields selected */
         v2022_01_getCollateralFmHistoryListSelectFields: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6731,7 +6690,7 @@ export interface components {
             };
         };
         /** @description The records read, with the fields selected */
-        v2022_01_getCollateralTracking: {
+        v2022_01_getCollateralFmHistoryPagedListSelectFields: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -6739,7 +6698,9 @@ export interface components {
             };
             content: {
                 "application/json": {
-                    CollateralTracking: components["schemas"]["CollateralTracking"];
+                    CollateralFmHistory: components["schemas"]["CollateralFmHistory"][];
+                    /** @description Empty on the last page */
+                    Token: string;
                 };
             };
         };
@@ -9766,7 +9727,19 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateral"];
+            /** @description The records read, with the fields selected */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Collateral: components["schemas"]["Collateral"];
+                    };
+                };
+            };
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -9802,7 +9775,7 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateral"];
+            200: components["responses"]["v2022_01_getCollateralSelectFields"];
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -9839,7 +9812,7 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateral"];
+            200: components["responses"]["v2022_01_getCollateralSelectFields"];
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -9875,7 +9848,19 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateralCollHold"];
+            /** @description The records read, with the fields selected */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        CollateralCollHold: components["schemas"]["CollateralCollHold"];
+                    };
+                };
+            };
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -9912,7 +9897,19 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateralCollHold"];
+            /** @description The records read, with the fields selected */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        CollateralCollHold: components["schemas"]["CollateralCollHold"];
+                    };
+                };
+            };
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -9938,7 +9935,21 @@ export interface operations {
         };
         requestBody: components["requestBodies"]["v2022_01_getCollateralCollHoldPagedList"];
         responses: {
-            200: components["responses"]["v2022_01_getCollateralCollHoldPagedList"];
+            /** @description The records read, with the fields selected */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        CollateralCollHold: components["schemas"]["CollateralCollHold"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -10051,7 +10062,7 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateralCollHoldPagedList"];
+            200: components["responses"]["v2022_01_getCollateralCollHoldPagedListSelectFields"];
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -10090,7 +10101,7 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateralCollHoldPagedList"];
+            200: components["responses"]["v2022_01_getCollateralCollHoldPagedListSelectFields"];
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -10126,7 +10137,19 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateralDocument"];
+            /** @description The records read, with the fields selected */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        CollateralDocument: components["schemas"]["CollateralDocument"];
+                    };
+                };
+            };
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -10163,7 +10186,7 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateralDocument"];
+            200: components["responses"]["v2022_01_getCollateralDocumentSelectFields"];
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -10201,7 +10224,7 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateralDocument"];
+            200: components["responses"]["v2022_01_getCollateralDocumentSelectFields"];
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -10227,7 +10250,21 @@ export interface operations {
         };
         requestBody: components["requestBodies"]["v2022_01_getCollateralCollHoldPagedList"];
         responses: {
-            200: components["responses"]["v2022_01_getCollateralDocumentPagedList"];
+            /** @description The records read, with the fields selected */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        CollateralDocument: components["schemas"]["CollateralDocument"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -10341,7 +10378,7 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateralDocumentPagedList"];
+            200: components["responses"]["v2022_01_getCollateralDocumentPagedListSelectFields"];
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -10380,7 +10417,7 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateralDocumentPagedList"];
+            200: components["responses"]["v2022_01_getCollateralDocumentPagedListSelectFields"];
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -10417,7 +10454,19 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateralDocumentTracking"];
+            /** @description The records read, with the fields selected */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        CollateralDocumentTracking: components["schemas"]["CollateralDocumentTracking"];
+                    };
+                };
+            };
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -10455,7 +10504,19 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateralDocumentTracking"];
+            /** @description The records read, with the fields selected */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        CollateralDocumentTracking: components["schemas"]["CollateralDocumentTracking"];
+                    };
+                };
+            };
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -10637,7 +10698,21 @@ export interface operations {
         };
         requestBody: components["requestBodies"]["v2022_01_getCollateralCollHoldPagedList"];
         responses: {
-            200: components["responses"]["v2022_01_getCollateralFmHistoryPagedList"];
+            /** @description The records read, with the fields selected */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        CollateralFmHistory: components["schemas"]["CollateralFmHistory"][];
+                        /** @description Empty on the last page */
+                        Token: string;
+                    };
+                };
+            };
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -10760,7 +10835,7 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateralFmHistoryPagedList"];
+            200: components["responses"]["v2022_01_getCollateralFmHistoryPagedListSelectFields"];
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -10809,7 +10884,7 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateralFmHistoryPagedList"];
+            200: components["responses"]["v2022_01_getCollateralFmHistoryPagedListSelectFields"];
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -10845,7 +10920,19 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateralTracking"];
+            /** @description The records read, with the fields selected */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        CollateralTracking: components["schemas"]["CollateralTracking"];
+                    };
+                };
+            };
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
@@ -10882,7 +10969,19 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["v2022_01_getCollateralTracking"];
+            /** @description The records read, with the fields selected */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        CollateralTracking: components["schemas"]["CollateralTracking"];
+                    };
+                };
+            };
             400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
             401: components["responses"]["401-UNAUTHENTICATED"];
             403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
