@@ -288,28 +288,19 @@ async function demoPasswords(config: Config): Promise<{ demoAdminPassword?: stri
   return { demoAdminPassword: credentials?.adminPassword, demoUserPassword: credentials?.userPassword };
 }
 
-/**
- * Builds the app on an open runtime and listens; closes both on SIGINT/SIGTERM. Returns the port, and what
- * makes the API reference's document once the start is reported (api-reference.ts).
- */
+/** Builds the app on an open runtime and listens; closes both on SIGINT/SIGTERM. Returns the port. */
 async function listen(
   config: Config,
   runtime: Runtime,
   releasePort: () => Promise<void> = async () => undefined,
-): Promise<{ port: number; prepareReference: () => void }> {
-  const [
-    { buildApp, LOG_REDACT },
-    { createJwtVerifier, jwtSettingsFromEnv },
-    { logDestination },
-    tracing,
-    { prepareApiReference },
-  ] = await Promise.all([
-    import('../http/app.js'),
-    import('../security/jwt.js'),
-    import('../http/logging.js'),
-    import('../telemetry/sdk.js'),
-    import('../http/api-reference.js'),
-  ]);
+): Promise<number> {
+  const [{ buildApp, LOG_REDACT }, { createJwtVerifier, jwtSettingsFromEnv }, { logDestination }, tracing] =
+    await Promise.all([
+      import('../http/app.js'),
+      import('../security/jwt.js'),
+      import('../http/logging.js'),
+      import('../telemetry/sdk.js'),
+    ]);
   // Each serving process (each worker) exports its own spans, when the OTEL_* variables say where (docs/tracing.md).
   await tracing.startTracing(config.tracing);
   const jwtSettings = jwtSettingsFromEnv();
@@ -395,8 +386,7 @@ async function listen(
     throw error;
   }
   const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  return { port, prepareReference: () => prepareApiReference(app) };
+  return typeof address === 'object' && address ? address.port : config.port;
 }
 
 async function serveAlone(
@@ -411,9 +401,8 @@ async function serveAlone(
     !wantsDemo &&
     config.databaseUrl !== undefined &&
     !(await (await import('../store/record-transfer.js')).storeHoldsRecords(runtime.database.db));
-  const { port, prepareReference } = await listen(config, runtime, releasePort);
+  const port = await listen(config, runtime, releasePort);
   await printBanner(config, port, print, { showSecrets: newCredentials, demo: wantsDemo, emptyStore });
-  prepareReference();
 }
 
 /**
@@ -430,9 +419,8 @@ async function serveWorker(config: Config): Promise<void> {
       process.exit(1);
     },
   );
-  const { port, prepareReference } = await listen(config, runtime);
+  const port = await listen(config, runtime);
   process.send?.({ listening: port } satisfies WorkerMessage);
-  prepareReference();
 }
 
 /**

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
+import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { openApiOptions, type OpenApiSettings } from './openapi.js';
 
@@ -106,12 +106,11 @@ function documentBytes(app: FastifyInstance): Promise<DocumentBytes> {
 }
 
 /**
- * Makes /openapi.json's bytes now, in the background, so that the first reader of /docs does not wait for
- * them: `coregate serve` calls it once it has started (after its banner, or a worker's report that it
- * listens), since the making holds the process's thread for its second.
- * @example await app.listen({ port }); printBanner(); prepareApiReference(app);
+ * Starts making /openapi.json's bytes, unless made or being made, once the current request has been answered:
+ * asked for /docs, the browser still has Swagger UI's scripts to load and run before it asks for the document.
  */
-export function prepareApiReference(app: FastifyInstance): void {
+function prepareDocument(app: FastifyInstance): void {
+  if (madeDocuments.has(app)) return;
   setImmediate(() => {
     documentBytes(app).catch((error: unknown) => app.log.error({ err: error }, 'the OpenAPI document failed'));
   });
@@ -131,30 +130,41 @@ function documentAnswer(app: FastifyInstance) {
   };
 }
 
+/** /docs: Swagger UI on /openapi.json, in coregate's colours. */
+const DOCS_OPTIONS = {
+  routePrefix: '/docs',
+  staticCSP: DOCS_CONTENT_POLICY,
+  logo: { type: 'image/svg+xml', content: LOGO, href: '/docs', target: '_self' },
+  theme: {
+    title: 'coregate API reference',
+    favicon: [{ filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: FAVICON }],
+    css: [{ filename: 'coregate.css', content: THEME_CSS }],
+  },
+  uiConfig: {
+    // The document the reference shows is /openapi.json, as the top bar says.
+    urls: [{ url: '/openapi.json', name: 'coregate: /openapi.json' }],
+    deepLinking: true,
+    tryItOutEnabled: true,
+    // The token given to Authorize is kept in the browser across reloads: entered once.
+    persistAuthorization: true,
+    displayRequestDuration: true,
+    // The demo's passwords are fetched with that token when a call needs them, never put in the page.
+    requestInterceptor: fillDemoCredentials,
+  },
+} satisfies FastifySwaggerUiOptions;
+
 /** Registers the document, /openapi.json and /docs; call before the routes it documents. */
 export async function registerApiReference(app: FastifyInstance, settings: OpenApiSettings): Promise<void> {
   await app.register(swagger, openApiOptions(settings));
   app.get('/openapi.json', { schema: { hide: true } }, documentAnswer(app));
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    staticCSP: DOCS_CONTENT_POLICY,
-    logo: { type: 'image/svg+xml', content: LOGO, href: '/docs', target: '_self' },
-    theme: {
-      title: 'coregate API reference',
-      favicon: [{ filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: FAVICON }],
-      css: [{ filename: 'coregate.css', content: THEME_CSS }],
-    },
-    uiConfig: {
-      // The document the reference shows is /openapi.json, as the top bar says.
-      urls: [{ url: '/openapi.json', name: 'coregate: /openapi.json' }],
-      deepLinking: true,
-      tryItOutEnabled: true,
-      // The token given to Authorize is kept in the browser across reloads: entered once.
-      persistAuthorization: true,
-      displayRequestDuration: true,
-      // The demo's passwords are fetched with that token when a call needs them, never put in the page.
-      requestInterceptor: fillDemoCredentials,
-    },
+  // /docs in a context of its own, whose one hook starts making the document while the page loads: a process
+  // nobody reads the reference of (a gateway's worker, a test's server) never makes it.
+  await app.register(async (docs) => {
+    docs.addHook('onRequest', (_request, _reply, done) => {
+      prepareDocument(app);
+      done();
+    });
+    await docs.register(swaggerUi, DOCS_OPTIONS);
   });
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/docs', 302));
 }
