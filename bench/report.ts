@@ -175,7 +175,7 @@ export function gatewayLines(measurements: readonly Measurement[]): string {
  * per request behind the gateway against behind the forwarder.
  */
 export const GATEWAY_COST_LIMITS = {
-  cpuRatio: { findBySSN: 1.3, updateShareByID: 2.5, getCollateralSelectFields: 1.0 } as Readonly<
+  cpuRatio: { findBySSN: 1.3, 'updateShareByID/persistent': 2.5, getCollateralSelectFields: 1.0 } as Readonly<
     Record<string, number>
   >,
   cpuRatioAuditOff: { findBySSN: 1.15 } as Readonly<Record<string, number>>,
