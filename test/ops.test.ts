@@ -113,6 +113,13 @@ describe('ops and docs endpoints', () => {
     assert.equal(zipped.headers['content-encoding'], 'gzip');
     assert.equal(gunzipSync(zipped.rawPayload).toString(), plain.body);
     assert.ok(zipped.rawPayload.length * 5 < plain.rawPayload.length, `${zipped.rawPayload.length} bytes gzipped`);
+    const refused = await h.app.inject({
+      method: 'GET',
+      url: '/openapi.json',
+      headers: { 'accept-encoding': 'br, gzip;q=0' },
+    });
+    assert.equal(refused.headers['content-encoding'], undefined, 'gzip;q=0 refuses gzip');
+    assert.equal(refused.body, plain.body);
     const etag = String(plain.headers.etag);
     assert.equal(zipped.headers.etag, etag);
     const again = await h.app.inject({ method: 'GET', url: '/openapi.json', headers: { 'if-none-match': etag } });

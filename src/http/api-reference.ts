@@ -100,6 +100,8 @@ function documentBytes(app: FastifyInstance): Promise<DocumentBytes> {
       const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
       return { json, gzip: await gzipped(json), etag };
     })();
+    // A making that failed is not kept: the next call tries again.
+    made.catch(() => madeDocuments.delete(app));
     madeDocuments.set(app, made);
   }
   return made;
@@ -116,6 +118,15 @@ function prepareDocument(app: FastifyInstance): void {
   });
 }
 
+/** Whether an Accept-Encoding header takes gzip: named (or `*`) without `q=0`. */
+function acceptsGzip(header: string | undefined): boolean {
+  return (header ?? '').split(',').some((coding) => {
+    const [name, ...parameters] = coding.trim().toLowerCase().split(';');
+    const refused = parameters.some((parameter) => /^\s*q=0(?:\.0{0,3})?\s*$/.test(parameter));
+    return (name === 'gzip' || name === '*') && !refused;
+  });
+}
+
 /** /openapi.json: the same bytes on every call, gzipped to a client that accepts it, 304 to one that has them. */
 function documentAnswer(app: FastifyInstance) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
@@ -125,7 +136,7 @@ function documentAnswer(app: FastifyInstance) {
       .header('vary', 'accept-encoding')
       .header('etag', etag);
     if (request.headers['if-none-match'] === etag) return reply.code(304).send();
-    if (!/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) return reply.send(json);
+    if (!acceptsGzip(request.headers['accept-encoding'])) return reply.send(json);
     return reply.header('content-encoding', 'gzip').send(zipped);
   };
 }
