@@ -5,16 +5,23 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { startCommand } from '../../scripts/start-command.js';
 
 /** The command line from source, through tsx: what a suite run on its own starts. */
 export const SOURCE_CLI: readonly string[] = ['--import', 'tsx', 'src/cli/main.ts'];
 
+const built = process.env.COREGATE_TEST_CLI;
+
 /**
  * The command line the process-level suites start: under `npm test`, the build it compiled from the source
- * once at its start (`COREGATE_TEST_CLI`, scripts/test.ts), which starts in half the time and CPU of tsx
- * compiling on every start; run on their own, the source through tsx.
+ * once at its start (`COREGATE_TEST_CLI`, scripts/test.ts), run as `npm start` runs dist/ (its Node.js flags
+ * here, its environment in `spawnServe`), which starts in half the time and CPU of tsx compiling on every
+ * start; run on their own, the source through tsx.
  */
-export const CLI: readonly string[] = process.env.COREGATE_TEST_CLI ? [process.env.COREGATE_TEST_CLI] : SOURCE_CLI;
+export const CLI: readonly string[] = built ? [...startCommand().flags, built] : SOURCE_CLI;
+
+/** The environment `npm start` gives the build (its allocator settings), when the suites run the build. */
+const BUILT_ENV: NodeJS.ProcessEnv = built ? startCommand().env : {};
 
 const SERVING = /serving the Core Account Records API at (http:\/\/[^ ]+)/;
 
@@ -46,7 +53,7 @@ export interface ServeOptions {
 /** Starts `coregate serve`; see `Starting.listening`. */
 export function spawnServe(options: ServeOptions = {}): Starting {
   const child = spawn(process.execPath, [...(options.cli ?? CLI), 'serve', ...(options.args ?? [])], {
-    env: { ...process.env, ...options.env },
+    env: { ...BUILT_ENV, ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
