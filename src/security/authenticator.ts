@@ -408,8 +408,9 @@ export class Authenticator {
    */
   private async refusal(started: number, problem: Problem = forbidden()): Promise<Problem> {
     const floorMs = this.policy.credentialRefusalMs ?? refusalFloorMs((await decoy()).checkMs);
-    const wait = started + floorMs - performance.now();
-    if (wait > 0) await sleep(wait);
+    // A timer may fire up to a millisecond before its time on this clock: it is never let answer early.
+    for (let wait = started + floorMs - performance.now(); wait > 0; wait = started + floorMs - performance.now())
+      await sleep(Math.ceil(wait));
     return problem;
   }
 
