@@ -9,7 +9,15 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Measurement } from './measure.js';
-import { cpuRatioLimit, GATEWAY_COST_LIMITS, gatewayCost, type GatewayCostRow } from './report.js';
+import {
+  auditTrailOff,
+  CORE_CPU_PERCENT,
+  coreCpuWithin,
+  cpuRatioLimit,
+  GATEWAY_COST_LIMITS,
+  gatewayCost,
+  type GatewayCostRow,
+} from './report.js';
 import { SOAP_TWINS } from './scenarios.js';
 
 interface RunFile {
@@ -63,7 +71,7 @@ function pairedMedian(
   );
 }
 
-const auditOff = (run: RunFile) => ['off', 'false'].includes(run.settings?.passedSettings?.COREGATE_AUDIT ?? '');
+const auditOff = (run: RunFile) => auditTrailOff(run.settings?.passedSettings?.COREGATE_AUDIT);
 
 /**
  * The Markdown of the runs' medians: a section per audit setting and pace (as fast as each target answers,
@@ -135,14 +143,13 @@ function paceReport(files: readonly RunFile[]): string {
     const added = medianOf(runs, operation, 'gateway', 'addedMs');
     if (ratio === undefined) continue;
     const cpuTarget = cpuRatioLimit(operation, off);
-    const { p99Ratio, coreCpuRatio, addedLookupMs } = GATEWAY_COST_LIMITS;
+    const { p99Ratio, addedLookupMs } = GATEWAY_COST_LIMITS;
     const latencyTarget =
       operation === 'findBySSN' ? `≤ ${addedLookupMs} ms: ${met(added !== undefined && added <= addedLookupMs)}` : '–';
-    const coreWithin = core !== undefined && core <= coreCpuRatio && core >= 1 / coreCpuRatio;
     lines.push(
       `| ${operation} | ${ratio.toFixed(2)}× | ${cpuTarget === undefined ? '–' : `≤ ${cpuTarget}×: ${met(ratio <= cpuTarget)}`} | ` +
         `${shown(p99, 2)}× | ≤ ${p99Ratio}×: ${met(p99 !== undefined && p99 <= p99Ratio)} | ` +
-        `${shown(core, 2)}× | within ${Math.round((coreCpuRatio - 1) * 100)}%: ${met(coreWithin)} | ` +
+        `${shown(core, 2)}× | within ${CORE_CPU_PERCENT}%: ${met(core !== undefined && coreCpuWithin(core))} | ` +
         `${shown(added, 2)} ms | ${latencyTarget} |`,
     );
   }

@@ -5,6 +5,7 @@
 import { cpus, platform, release, totalmem } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadConfig } from '../src/config.js';
 import type { Measurement } from './measure.js';
 import type { ScaleCheck } from './scale.js';
 import { SCALE_LIMIT } from './scale.js';
@@ -184,6 +185,19 @@ export const GATEWAY_COST_LIMITS = {
   coreCpuRatio: 1.1,
 } as const;
 
+/** Whether `COREGATE_AUDIT` (as the bench passes it to coregate) turns the audit trail off, read as coregate reads it. */
+export function auditTrailOff(value: string | undefined): boolean {
+  return !loadConfig({ COREGATE_AUDIT: value }).auditEnabled;
+}
+
+/** Whether the core's CPU behind the gateway, over behind the forwarder, is within GATEWAY_COST_LIMITS's bound either way. */
+export function coreCpuWithin(ratio: number): boolean {
+  return ratio <= GATEWAY_COST_LIMITS.coreCpuRatio && ratio >= 1 / GATEWAY_COST_LIMITS.coreCpuRatio;
+}
+
+/** The core CPU bound as a percentage, for the reports. */
+export const CORE_CPU_PERCENT = Math.round((GATEWAY_COST_LIMITS.coreCpuRatio - 1) * 100);
+
 /** The CPU ratio target of `operation`, with the audit trail on or off (off: the lookup's own, else as on). */
 export function cpuRatioLimit(operation: string, auditOff: boolean): number | undefined {
   return (
@@ -282,7 +296,7 @@ export function gatewayCostLines(rows: readonly GatewayCostRow[]): string {
     if (!gateway || !forwarder) return [];
     const ratio = gateway.cpuUs / forwarder.cpuUs;
     // With the audit trail off (the bench's COREGATE_AUDIT reaches the gateway), the lookup's target is tighter.
-    const limit = cpuRatioLimit(operation, ['off', 'false'].includes(process.env.COREGATE_AUDIT ?? ''));
+    const limit = cpuRatioLimit(operation, auditTrailOff(process.env.COREGATE_AUDIT));
     const behind = `core ${gateway.coreCpuUs ?? '?'} µs behind the gateway, ${forwarder.coreCpuUs ?? '?'} behind the forwarder, ${core?.coreCpuUs ?? '?'} alone`;
     const database = gateway.databaseCpuUs === undefined ? '' : `; gateway database ${gateway.databaseCpuUs} µs`;
     const p99Ratio = gateway.p99Ms / forwarder.p99Ms;
@@ -292,9 +306,8 @@ export function gatewayCostLines(rows: readonly GatewayCostRow[]): string {
     ];
     if (gateway.coreCpuUs !== undefined && forwarder.coreCpuUs !== undefined) {
       const coreRatio = gateway.coreCpuUs / forwarder.coreCpuUs;
-      const within = coreRatio <= GATEWAY_COST_LIMITS.coreCpuRatio && coreRatio >= 1 / GATEWAY_COST_LIMITS.coreCpuRatio;
       lines.push(
-        `${verdict(within)}  core ${operation}: ${gateway.coreCpuUs} µs CPU/request behind the gateway = ${coreRatio.toFixed(2)}× behind the forwarder (within ${Math.round((GATEWAY_COST_LIMITS.coreCpuRatio - 1) * 100)}%)`,
+        `${verdict(coreCpuWithin(coreRatio))}  core ${operation}: ${gateway.coreCpuUs} µs CPU/request behind the gateway = ${coreRatio.toFixed(2)}× behind the forwarder (within ${CORE_CPU_PERCENT}%)`,
       );
     }
     if (gateway.addedMs !== undefined && forwarder.addedMs !== undefined && core?.quietMs !== undefined) {
