@@ -13,20 +13,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../test/support/chromium.js';
 import { serve, stop } from '../test/support/serve-process.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 const loads = Number(process.argv[2] ?? 3);
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -37,7 +25,7 @@ const served = await serve({
   env: { COREGATE_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '' },
   ready: /Try it:\n.*\n/,
 });
-const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+const browser = await launchChromium();
 try {
   const renders: number[] = [];
   const documentArrivals: number[] = [];

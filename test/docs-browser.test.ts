@@ -10,20 +10,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from './support/chromium.js';
 import { serve, stop, type Served } from './support/serve-process.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run does)`;
 
 describe('/docs in a headless browser, on the demo dataset', { skip }, () => {
@@ -52,7 +42,7 @@ describe('/docs in a headless browser, on the demo dataset', { skip }, () => {
       'the admin password': credentials.adminPassword,
       "the demo user's password": credentials.userPassword,
     };
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     page = await browser.newPage();
     page.on('console', (message) => {
       if (message.type() === 'error') consoleErrors.push(message.text());
