@@ -11,6 +11,8 @@ import { startCommand } from '../../scripts/start-command.js';
 export const SOURCE_CLI: readonly string[] = ['--import', 'tsx', 'src/cli/main.ts'];
 
 const built = process.env.COREGATE_TEST_CLI;
+/** How `npm start` runs the build, when the suites run it. */
+const start = built ? startCommand() : undefined;
 
 /**
  * The command line the process-level suites start: under `npm test`, the build it compiled from the source
@@ -18,10 +20,10 @@ const built = process.env.COREGATE_TEST_CLI;
  * here, its environment in `spawnServe`), which starts in half the time and CPU of tsx compiling on every
  * start; run on their own, the source through tsx.
  */
-export const CLI: readonly string[] = built ? [...startCommand().flags, built] : SOURCE_CLI;
+export const CLI: readonly string[] = built && start ? [...start.flags, built] : SOURCE_CLI;
 
 /** The environment `npm start` gives the build (its allocator settings), when the suites run the build. */
-const BUILT_ENV: NodeJS.ProcessEnv = built ? startCommand().env : {};
+const BUILT_ENV: NodeJS.ProcessEnv = start?.env ?? {};
 
 const SERVING = /serving the Core Account Records API at (http:\/\/[^ ]+)/;
 
