@@ -13,6 +13,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { serve, stop } from '../test/support/serve-process.js';
+import { median } from './measure.js';
 
 const ROUNDS = 7;
 const ROOT = resolve(import.meta.dirname, '..');
@@ -39,10 +40,6 @@ function timed(bin: string, args: readonly string[], env: NodeJS.ProcessEnv): Ti
   const times = /TIMES ([\d.]+) ([\d.]+) ([\d.]+)/.exec(ran.stderr);
   if (ran.status !== 0 || !times) throw new Error(`coregate ${args.join(' ')} failed:\n${ran.stdout}${ran.stderr}`);
   return { wallMs: Number(times[1]) * 1000, cpuMs: (Number(times[2]) + Number(times[3])) * 1000 };
-}
-
-function median(values: readonly number[]): number {
-  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 }
 
 function measure(label: string, bin: string, args: readonly string[], env: NodeJS.ProcessEnv): void {

@@ -15,9 +15,9 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { launchChromium } from '../test/support/chromium.js';
 import { serve, stop } from '../test/support/serve-process.js';
+import { median } from './measure.js';
 
 const loads = Number(process.argv[2] ?? 3);
-const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const kb = (bytes: number) => `${(bytes / 1000).toFixed(1)} KB`;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'coregate-docs-bench-'));

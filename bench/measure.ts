@@ -61,7 +61,9 @@ function shown(body: string): string {
   return JSON.stringify({ ...(JSON.parse(body) as object), Credentials: '(left out)' });
 }
 
-const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+/** The middle value (the upper of the two middle ones), 0 of none. */
+export const median = (values: readonly number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 
 /** Sends a few requests of every operation; returns the median answer sizes, or what went wrong. */
 async function check(target: Target, routed: ReadonlyMap<string, Route>): Promise<Record<string, number> | string> {
