@@ -346,6 +346,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
       query_timeout: options.queryTimeoutMs ?? 15_000,
       keepAlive: true,
+      // Operators find coregate's connections in pg_stat_activity by name; a test's schema is in its name.
+      application_name: options.schema ? `coregate ${options.schema}` : 'coregate',
       // No JIT: every query is a short prepared statement, and a generic plan's estimate (an unknown account
       // or time) can pass jit_above_cost, which then compiles the plan for tens of milliseconds per call.
       options: ['-c jit=off', ...(options.schema ? [`-c search_path="${options.schema}"`] : [])].join(' '),
