@@ -41,7 +41,7 @@ import { registerSoapRoutes, soapEndpoints } from './soap-routes.js';
 import { createSymxCodec } from '../symxchange/codec.js';
 import { KNOWN_FACTS } from '../catalog/symxchange/index.js';
 import { registerOpsRoutes } from './ops-routes.js';
-import { closeIfRefused, Connections, registerBodyAdmission, screenRequests } from './connections.js';
+import { closeIfRefused, Connections, registerBodyAdmission } from './connections.js';
 import { clientErrorHandler } from './client-errors.js';
 import { lazySerializers, lazyValidators } from './lazy-compilers.js';
 import { Problem } from '../contract/problems.js';
@@ -171,9 +171,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // Connections that do not fit are closed as they arrive, so a flood of idle sockets cannot exhaust file descriptors.
   connections.watch(app.server);
-  screenRequests(app);
-  // Each request's span, first once it is served, so that all the request does is inside it (tracing.ts; off,
-  // nothing is added).
+  // Each request's span, first, so that all the request does is inside it (tracing.ts; off, nothing is
+  // added). The one onRequest hook after it screens and admits (operation-routes.ts).
   registerRequestTracing(app);
   const authenticator = new Authenticator(db, secrets, config, {
     jwt: options.jwt,

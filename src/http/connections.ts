@@ -95,16 +95,28 @@ function closeAfterBody({ socket, request }: Connection): void {
 }
 
 /**
- * Requests not served, before anything is done for them: one sent after an answer that closed its connection
- * (its answer could not be sent; a hijacked reply runs no further hook), and an HTTP/1.1 one without Host
- * (RFC 9112, 3.2: a 400 like any bad request, not Node's empty one; `requireHostHeader` is off).
+ * The one `onRequest` hook of every request: requests not served are screened out before anything is done
+ * for them (one sent after an answer that closed its connection, whose answer could not be sent, is
+ * hijacked: it runs no further hook; an HTTP/1.1 one without Host is a 400 like any bad request, RFC 9112,
+ * 3.2, not Node's empty one, `requireHostHeader` being off); then `admit` (an operation's token, rate limits
+ * and scope) runs for the others. One hook instead of one per concern: a call to an operation runs no other
+ * `onRequest` hook.
+ * @example screenRequests(app, (request, reply) => admitOperation(request, reply)) // after request tracing
  */
-export function screenRequests(app: FastifyInstance): void {
+export function screenRequests(
+  app: FastifyInstance,
+  admit: (request: FastifyRequest, reply: FastifyReply) => Promise<void> | undefined,
+): void {
   app.addHook('onRequest', (request, reply, done) => {
-    if (request.raw.socket.writableEnded) reply.hijack();
-    else if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
+    if (request.raw.socket.writableEnded) {
+      reply.hijack();
+      return done();
+    }
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
       return done(malformedRequest('An HTTP/1.1 request needs a Host header'));
-    done();
+    const admitted = admit(request, reply);
+    if (admitted === undefined) return done();
+    admitted.then(() => done(), done);
   });
 }
 

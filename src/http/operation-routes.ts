@@ -3,11 +3,12 @@
  * is parsed, the body validated by the route's schema, then the gateway's policy and the answer
  * (operation-pipeline.ts).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { DEFAULT_SYM } from '../config.js';
 import { operationPath, type AnyOperation, type RequestBody } from '../operations/types.js';
 import type { Authenticator } from '../security/authenticator.js';
+import { screenRequests } from './connections.js';
 import type { OperationPipeline } from './operation-pipeline.js';
 
 declare module 'fastify' {
@@ -29,14 +30,17 @@ export interface OperationRoutesOptions {
 export function registerOperationRoutes(app: FastifyInstance, options: OperationRoutesOptions): void {
   const { authenticator, pipeline } = options;
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Every request's one onRequest hook (connections.ts): screened, then, for an operation, admitted.
+  screenRequests(app, (request, reply) => {
     const operation = request.routeOptions.config.operation;
-    if (!operation) return;
+    return operation ? admitOperation(request, reply, operation) : undefined;
+  });
+  async function admitOperation(request: FastifyRequest, reply: FastifyReply, operation: AnyOperation) {
     request.operation = operation;
     request.sym = request.routeOptions.config.sym;
     request.bearer = await authenticator.authenticateBearer(request.headers.authorization);
     await pipeline.admit(request, reply, operation);
-  });
+  }
 
   for (const sym of options.syms)
     for (const operation of options.operations) {
