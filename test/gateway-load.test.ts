@@ -19,7 +19,10 @@ const CONCURRENT = 32;
 const MAX_ANSWER_BYTES = loadConfig({ COREGATE_CORE: 'symxchange', COREGATE_SYMXCHANGE_URL: 'http://core' }).symxchange!
   .maxAnswerBytes;
 const LIST_MAXIMUM = loadConfig({}).listMaximum;
-const HEALTH_BOUND_MS = 1000;
+/** The longest the gateway's event loop may be held up while the answers are parsed. */
+const EVENT_LOOP_LAG_BOUND_MS = 1000;
+/** What /health's median answer may take meanwhile. */
+const HEALTH_MEDIAN_BOUND_MS = 500;
 const GROWTH_BOUND_MB = 200;
 
 /** A findBySSN answer of `bytes` at most, as a core writes it: one long list of account numbers. */
@@ -46,6 +49,8 @@ describe('a gateway with 32 answers near the size limit in flight', () => {
   const healthMs: number[] = [];
   let baselineMb: number;
   let peakMb: number;
+  /** The gateway's longest event-loop delay while the answers were in flight. */
+  let eventLoopLagMs: number;
 
   before(async () => {
     const answer = findBySsnAnswer(MAX_ANSWER_BYTES - 1024);
@@ -79,6 +84,14 @@ describe('a gateway with 32 answers near the size limit in flight', () => {
     // The first calls compile what a call (and /health) needs; the level is the process's after them.
     await findBySsn();
     await (await fetch(`${gateway.baseUrl}/health`)).text();
+    // A scrape starts the event loop's measure afresh; the next one reads what the load did to it.
+    const longestEventLoopLagMs = async () => {
+      const metrics = await (await fetch(`${gateway.baseUrl}/metrics`)).text();
+      const seconds = /^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(metrics)?.[1];
+      assert.ok(seconds !== undefined, 'the gateway reports nodejs_eventloop_lag_max_seconds');
+      return Number(seconds) * 1000;
+    };
+    await longestEventLoopLagMs();
     const pid = gateway.child.pid!;
     baselineMb = peakMb = residentMb(pid);
     const sampler = setInterval(() => (peakMb = Math.max(peakMb, residentMb(pid))), 25);
@@ -95,6 +108,7 @@ describe('a gateway with 32 answers near the size limit in flight', () => {
     inFlight = false;
     await health;
     clearInterval(sampler);
+    eventLoopLagMs = await longestEventLoopLagMs();
   });
   after(async () => {
     if (gateway) await stop(gateway.child);
@@ -102,10 +116,14 @@ describe('a gateway with 32 answers near the size limit in flight', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  test('/health answers within a second while they are in flight', () => {
+  test('the event loop is never held up for a second, and /health keeps answering, while they are in flight', () => {
+    assert.ok(
+      eventLoopLagMs < EVENT_LOOP_LAG_BOUND_MS,
+      `the event loop was held up for ${Math.round(eventLoopLagMs)} ms`,
+    );
     assert.ok(healthMs.length >= 3, `/health was asked ${healthMs.length} times`);
-    const slowest = Math.max(...healthMs);
-    assert.ok(slowest < HEALTH_BOUND_MS, `/health took ${Math.round(slowest)} ms`);
+    const median = [...healthMs].sort((a, b) => a - b)[Math.floor(healthMs.length / 2)]!;
+    assert.ok(median < HEALTH_MEDIAN_BOUND_MS, `/health took ${Math.round(median)} ms (median)`);
   });
 
   test(`the gateway's memory grows by less than ${GROWTH_BOUND_MB} MB`, () => {
