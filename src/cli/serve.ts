@@ -9,7 +9,6 @@ import { dirname, isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isIP } from 'node:net';
 import { DEFAULT_SYM, hostAndPort, type Config } from '../config.js';
-import { Problem } from '../contract/problems.js';
 import type { Runtime } from '../runtime.js';
 import type { DemoSetUp } from './demo.js';
 import { integerOption, parseCommand, UsageError, type CommandSpec } from './args.js';
@@ -304,7 +303,10 @@ async function listen(
   // Each serving process (each worker) exports its own spans, when the OTEL_* variables say where (docs/tracing.md).
   await tracing.startTracing(config.tracing);
   const jwtSettings = jwtSettingsFromEnv();
+  // Set at the first signal: /ready answers 503 from then on, and every answer closes its connection (app.ts).
+  let stopping = false;
   const app = await buildApp({
+    stopping: () => stopping,
     db: runtime.database.db,
     databaseKind: runtime.database.kind,
     secrets: runtime.secrets,
@@ -324,17 +326,6 @@ async function listen(
   });
   connectionErrors.report = (error) =>
     app.log.warn({ err: error }, 'a database connection was lost; it will be replaced');
-  let stopping = false;
-  // While shutting down, each answer closes its connection: a kept-alive connection (a load balancer's)
-  // that finishes a request then would otherwise stay open, idle, and hold the exit back to the grace period.
-  app.addHook('onSend', async (_request, reply) => {
-    if (stopping) reply.header('connection', 'close');
-  });
-  // A stopping instance is not ready, from the signal on (COREGATE_SHUTDOWN_DRAIN_MS keeps it serving meanwhile).
-  app.addHook('onRequest', async (request) => {
-    if (!stopping || request.routeOptions.url !== '/ready') return;
-    throw new Problem(503, 'UNAVAILABLE', 'This instance is shutting down', undefined, { 'retry-after': '5' });
-  });
   const shutdown = async (signal: string) => {
     if (stopping) {
       // A worker hears one signal twice when it went to the whole process group (systemd's default

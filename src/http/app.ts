@@ -68,6 +68,13 @@ export interface AppOptions {
   readonly demoAdminPassword?: string;
   /** The demo set-up's user password (demo-credentials.json), on the same terms. */
   readonly demoUserPassword?: string;
+  /**
+   * Whether the instance is shutting down (serve, from the first signal on): /ready then answers 503 (a
+   * balancer takes it out while `COREGATE_SHUTDOWN_DRAIN_MS` keeps it serving), and each answer closes its
+   * connection, so that a kept-alive connection (a load balancer's) does not stay open, idle, and hold the exit
+   * back to the grace period.
+   */
+  readonly stopping?: () => boolean;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -95,13 +102,17 @@ const SECURITY_HEADERS = {
 };
 const API_CONTENT_POLICY = "default-src 'none'; frame-ancestors 'none'";
 
-/** The headers of every answer: the request id, the security headers, and `Connection: close` after a refusal. */
-function answerHeaders(request: FastifyRequest, reply: FastifyReply): void {
+/**
+ * The headers of every answer: the request id, the security headers, and `Connection: close` after a refusal
+ * or once the instance is `stopping`.
+ */
+function answerHeaders(request: FastifyRequest, reply: FastifyReply, stopping?: () => boolean): void {
   reply.header('x-request-id', request.id);
   reply.headers(SECURITY_HEADERS);
   if (!request.url.startsWith('/docs')) reply.header('content-security-policy', API_CONTENT_POLICY);
   if (request.operation) reply.header('cache-control', 'no-store');
-  closeIfRefused(request, reply);
+  if (stopping?.()) reply.header('connection', 'close');
+  else closeIfRefused(request, reply);
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -246,7 +257,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // Callback hooks, not async ones: no promise per request for work that never waits.
   app.addHook('onSend', (request, reply, payload, done) => {
-    answerHeaders(request, reply);
+    answerHeaders(request, reply, options.stopping);
     done(null, payload);
   });
 
@@ -347,6 +358,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerOpsRoutes(app, {
     db,
     core,
+    stopping: options.stopping,
     operations: OPERATIONS,
     soapOf: (operation) =>
       codec.mapping.carries(operation)

@@ -18,6 +18,8 @@ export interface OpsRoutesOptions {
   readonly operations: readonly AnyOperation[];
   /** Where each operation is on the SymXchange SOAP face, when it is there. */
   readonly soapOf: (operation: AnyOperation) => { readonly endpoint: string; readonly action: string } | undefined;
+  /** Whether the instance is shutting down: it is then not ready, from the signal on. */
+  readonly stopping?: () => boolean;
 }
 
 export function registerOpsRoutes(app: FastifyInstance, options: OpsRoutesOptions): void {
@@ -28,6 +30,8 @@ export function registerOpsRoutes(app: FastifyInstance, options: OpsRoutesOption
 
   // Ready when the database answers and (gateway mode) some core's circuit is not open.
   app.get('/ready', { schema: { ...hide, response: { 200: Status } } }, async () => {
+    if (options.stopping?.())
+      throw new Problem(503, 'UNAVAILABLE', 'This instance is shutting down', undefined, { 'retry-after': '5' });
     try {
       await ping(options.db);
     } catch (error) {
