@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -14,7 +14,8 @@ import { sql } from 'kysely';
 import { startCommand } from '../scripts/start-command.js';
 import { loadConfig } from '../src/config.js';
 import { openRuntime } from '../src/runtime.js';
-import { adminStatement, CLI, serve, stop } from './support/serve-process.js';
+import { freePort } from './support/pg-cluster.js';
+import { adminStatement, CLI, serve, spawnServe, stop } from './support/serve-process.js';
 
 /**
  * Compiles the command line as `npm start` does, into a directory of its own (inside the repository,
@@ -191,6 +192,78 @@ describe('coregate serve --workers', () => {
       assert.ok(!current.includes(workers[0]!), 'the killed worker was replaced');
       assert.equal(await stop(served.child), 0);
       for (const pid of current) assert.throws(() => process.kill(Number(pid), 0), 'the worker has exited');
+    },
+  );
+});
+
+describe('coregate serve --workers holds its port', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'coregate-workers-port-'));
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  const database = `coregate_workers_port_${process.pid}`;
+  const databaseUrl = adminUrl ? Object.assign(new URL(adminUrl), { pathname: `/${database}` }).href : '';
+  before(async () => {
+    if (adminUrl) await adminStatement(adminUrl, `create database ${database}`);
+  });
+  after(async () => {
+    if (adminUrl) await adminStatement(adminUrl, `drop database if exists ${database} with (force)`);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test(
+    'from its first check until its workers listen: nothing finds it free while they start',
+    { skip: !adminUrl && 'TEST_DATABASE_URL is not set' },
+    async () => {
+      const port = await freePort();
+      const starting = spawnServe({
+        args: ['--workers', '2'],
+        env: { COREGATE_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl },
+        ready: /2 worker processes/,
+      });
+      try {
+        let served = false;
+        void starting.listening.then(
+          () => (served = true),
+          () => (served = true),
+        );
+        // Connections, every 20 ms until it serves: refused before the primary's check; then closed at once by
+        // the primary holding the port; then kept open, served. Only the moment between the primary letting the
+        // port go and the cluster binding it for the first worker may find nothing there.
+        const probe = () =>
+          new Promise<'refused' | 'held' | 'served'>((resolve) => {
+            const socket = connect({ port, host: '127.0.0.1' });
+            socket.once('error', () => resolve('refused'));
+            socket.once('connect', () => {
+              const timer = setTimeout(() => {
+                socket.destroy();
+                resolve('served');
+              }, 100);
+              socket.once('close', () => {
+                clearTimeout(timer);
+                resolve('held');
+              });
+            });
+          });
+        const seen: string[] = [];
+        while (!served) {
+          seen.push(await probe());
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        const running = await starting.listening;
+        seen.push(await probe());
+        const firstHeld = seen.indexOf('held');
+        const firstServed = seen.indexOf('served');
+        const held = seen.filter((result) => result === 'held').length;
+        const refusedMeanwhile = seen.slice(firstHeld, firstServed).filter((result) => result === 'refused').length;
+        assert.ok(firstHeld >= 0 && firstServed > firstHeld, `held, then served: ${seen.join(' ')}`);
+        // The workers' start takes a second or more, all of it with the port held.
+        assert.ok(held >= 10, `held for ${held} probes only: ${seen.join(' ')}`);
+        assert.ok(refusedMeanwhile <= 1, `free ${refusedMeanwhile} times while starting: ${seen.join(' ')}`);
+        assert.equal((await fetch(`${running.baseUrl}/ready`)).status, 200);
+        assert.equal(await stop(running.child), 0);
+      } finally {
+        // A failed check leaves no server behind (it would outlive the database dropped after the suite).
+        if (starting.child.exitCode === null && starting.child.signalCode === null) await stop(starting.child);
+      }
     },
   );
 });

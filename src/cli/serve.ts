@@ -33,10 +33,20 @@ at start for COREGATE_DB_START_TIMEOUT_S seconds (default 60; 0 waits forever).
 
 type Print = (line: string) => void;
 
-/** What a cluster worker tells the primary: that it listens, or that it gave up starting (and why). */
+/**
+ * What a cluster worker tells the primary: that it is about to listen (the primary then lets the port go,
+ * if it still holds it, and answers `PrimaryMessage.listen`), that it listens, or that it gave up starting
+ * (and why).
+ */
 interface WorkerMessage {
+  readonly aboutToListen?: true;
   readonly listening?: number;
   readonly gaveUp?: string;
+}
+
+/** What the primary answers a worker about to listen: the port is free for it. */
+interface PrimaryMessage {
+  readonly listen?: true;
 }
 
 /**
@@ -84,6 +94,9 @@ export async function serveCommand(argv: string[], config: Config, print: Print)
   if (workers === 1) return serveAlone(config, wantsDemo, print, releasePort);
   return servePrimary(config, wantsDemo, workers, print, releasePort);
 }
+
+/** Why a port cannot be listened on, as `portProblem` words them. */
+const PORT_ERRORS = new Set(['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL']);
 
 /** The one line a port that cannot be bound stops the start with, naming the variable to change. */
 function portProblem(error: NodeJS.ErrnoException, config: Config): string {
@@ -410,7 +423,28 @@ async function serveWorker(config: Config): Promise<void> {
       process.exit(1);
     },
   );
-  const port = await listen(config, runtime);
+  // The primary holds the port until a worker is about to listen: asked, it lets it go and says so.
+  const portFree = async () => {
+    const answered = new Promise<void>((resolve) => {
+      const onMessage = (message: PrimaryMessage) => {
+        if (!message?.listen) return;
+        process.off('message', onMessage);
+        resolve();
+      };
+      process.on('message', onMessage);
+    });
+    process.send?.({ aboutToListen: true } satisfies WorkerMessage);
+    await answered;
+  };
+  const port = await listen(config, runtime, portFree).catch(async (error: NodeJS.ErrnoException) => {
+    const { send } = process;
+    if (!PORT_ERRORS.has(error.code ?? '') || !send) throw error;
+    // Taken in the moment between the primary letting it go and this listen: one line, and the start ends.
+    await new Promise((resolve) =>
+      send.call(process, { gaveUp: portProblem(error, config) } satisfies WorkerMessage, resolve),
+    );
+    process.exit(1);
+  });
   process.send?.({ listening: port } satisfies WorkerMessage);
 }
 
@@ -432,8 +466,10 @@ async function servePrimary(
         return newCredentials;
       })
     : false;
-  // The workers listen on the port through this process (cluster): it is let go as they are forked.
-  await releasePort();
+  // The workers listen on the port through this process (cluster): it is held until the first of them is about
+  // to listen, then let go for it (a worker's start takes a second or more, and the port stays taken meanwhile).
+  let portReleased: Promise<void> | undefined;
+  const portFree = () => (portReleased ??= releasePort());
   let stopping = false;
   let quickDeaths = 0;
   const listeningPorts = new Map<number, number>();
@@ -448,6 +484,10 @@ async function servePrimary(
     const forkedAt = Date.now();
     const worker = cluster.fork();
     worker.on('message', (message: WorkerMessage) => {
+      if (message.aboutToListen) {
+        void portFree().then(() => worker.send({ listen: true } satisfies PrimaryMessage));
+        return;
+      }
       if (message.gaveUp !== undefined && !bannerShown && !stopping) {
         // A worker that gave up waiting at start: another would wait again, so the start ends here.
         stopping = true;
