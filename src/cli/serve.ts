@@ -485,7 +485,10 @@ async function servePrimary(
     const worker = cluster.fork();
     worker.on('message', (message: WorkerMessage) => {
       if (message.aboutToListen) {
-        void portFree().then(() => worker.send({ listen: true } satisfies PrimaryMessage));
+        // A worker gone meanwhile is not told (its exit is handled below): the callback takes the send's error.
+        void portFree().then(() => {
+          if (worker.isConnected()) worker.send({ listen: true } satisfies PrimaryMessage, undefined, () => undefined);
+        });
         return;
       }
       if (message.gaveUp !== undefined && !bannerShown && !stopping) {

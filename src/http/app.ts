@@ -155,7 +155,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // A URL Fastify cannot route (bad percent-encoding) is answered as every other error: problem+json.
     // (Fastify runs no onSend hook for it: the headers every answer carries are set here.)
     frameworkErrors: (_error, request, reply) => {
-      answerHeaders(request, reply);
+      answerHeaders(request, reply, options.stopping);
       return sendProblem(reply, new Problem(400, 'VALIDATION_FAILED', 'The request URL is not valid'), request);
     },
     onProtoPoisoning: 'error',
