@@ -414,13 +414,15 @@ async function serveAlone(
  * wait), listens on the shared port and reports it.
  */
 async function serveWorker(config: Config): Promise<void> {
+  // The primary ends the start with this line (once, for every worker), and forks no worker to try again.
+  const giveUp = async (line: string): Promise<never> => {
+    await new Promise((resolve) => process.send!({ gaveUp: line } satisfies WorkerMessage, undefined, {}, resolve));
+    process.exit(1);
+  };
   const runtime = await openRuntimeWhenReachable(config, (line) => toStderr(`worker ${process.pid}: ${line}`)).catch(
     async (error: unknown) => {
-      const { send } = process;
-      if (!(error instanceof StartAbandoned) || !send) throw error;
-      // The primary ends the start with this line (once, for every worker), and forks no worker to wait again.
-      await new Promise((resolve) => send.call(process, { gaveUp: error.message } satisfies WorkerMessage, resolve));
-      process.exit(1);
+      if (!(error instanceof StartAbandoned) || !process.send) throw error;
+      return giveUp(error.message);
     },
   );
   // The primary holds the port until a worker is about to listen: asked, it lets it go and says so.
@@ -437,13 +439,9 @@ async function serveWorker(config: Config): Promise<void> {
     await answered;
   };
   const port = await listen(config, runtime, portFree).catch(async (error: NodeJS.ErrnoException) => {
-    const { send } = process;
-    if (!PORT_ERRORS.has(error.code ?? '') || !send) throw error;
     // Taken in the moment between the primary letting it go and this listen: one line, and the start ends.
-    await new Promise((resolve) =>
-      send.call(process, { gaveUp: portProblem(error, config) } satisfies WorkerMessage, resolve),
-    );
-    process.exit(1);
+    if (!PORT_ERRORS.has(error.code ?? '') || !process.send) throw error;
+    return giveUp(portProblem(error, config));
   });
   process.send?.({ listening: port } satisfies WorkerMessage);
 }
