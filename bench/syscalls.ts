@@ -2,8 +2,9 @@
  * What each front of the core asks of the kernel per request, and what the core behind it does: the gateway
  * and the hand-written forwarder, one process each, in front of one core process on the PostgreSQL dataset,
  * each measured with `strace -c -f` attached to the front and to the core for the measured part of a run
- * (after its warm-up), each front twice, in turns. Prints, per request, each system call of either process that ran at least 0.05 times
- * a request, and the total. strace slows what it watches: the counts are what this says, not the times.
+ * (after its warm-up), each front twice, in turns. Prints, per request, each system call of either process
+ * that ran at least 0.05 times a request, and the total. strace slows what it watches: the counts are what
+ * this says, not the times.
  *
  *   node --import tsx bench/syscalls.ts [--accounts 20000] [--seconds 5] [--connections 64] [--scenario findBySSN]
  */

@@ -194,20 +194,6 @@ describe('coregate serve --workers', () => {
       for (const pid of current) assert.throws(() => process.kill(Number(pid), 0), 'the worker has exited');
     },
   );
-});
-
-describe('coregate serve --workers holds its port', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'coregate-workers-port-'));
-  const adminUrl = process.env.TEST_DATABASE_URL;
-  const database = `coregate_workers_port_${process.pid}`;
-  const databaseUrl = adminUrl ? Object.assign(new URL(adminUrl), { pathname: `/${database}` }).href : '';
-  before(async () => {
-    if (adminUrl) await adminStatement(adminUrl, `create database ${database}`);
-  });
-  after(async () => {
-    if (adminUrl) await adminStatement(adminUrl, `drop database if exists ${database} with (force)`);
-    rmSync(dataDir, { recursive: true, force: true });
-  });
 
   test(
     'from its first check until its workers listen: nothing finds it free while they start',
