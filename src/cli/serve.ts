@@ -387,7 +387,9 @@ async function listen(
   } catch (error) {
     await app.close();
     await runtime.database.close();
-    throw error;
+    // Taken in the moment between letting it go and listening: the one line of a busy port.
+    const code = (error as NodeJS.ErrnoException).code;
+    throw PORT_ERRORS.has(code ?? '') ? new StartAbandoned(portProblem(error as NodeJS.ErrnoException, config)) : error;
   }
   const address = app.server.address();
   return typeof address === 'object' && address ? address.port : config.port;
@@ -419,11 +421,12 @@ async function serveWorker(config: Config): Promise<void> {
     await new Promise((resolve) => process.send!({ gaveUp: line } satisfies WorkerMessage, undefined, {}, resolve));
     process.exit(1);
   };
+  const abandon = async (error: unknown): Promise<never> => {
+    if (!(error instanceof StartAbandoned) || !process.send) throw error;
+    return giveUp(error.message);
+  };
   const runtime = await openRuntimeWhenReachable(config, (line) => toStderr(`worker ${process.pid}: ${line}`)).catch(
-    async (error: unknown) => {
-      if (!(error instanceof StartAbandoned) || !process.send) throw error;
-      return giveUp(error.message);
-    },
+    abandon,
   );
   // The primary holds the port until a worker is about to listen: asked, it lets it go and says so.
   const portFree = async () => {
@@ -438,11 +441,7 @@ async function serveWorker(config: Config): Promise<void> {
     process.send?.({ aboutToListen: true } satisfies WorkerMessage);
     await answered;
   };
-  const port = await listen(config, runtime, portFree).catch(async (error: NodeJS.ErrnoException) => {
-    // Taken in the moment between the primary letting it go and this listen: one line, and the start ends.
-    if (!PORT_ERRORS.has(error.code ?? '') || !process.send) throw error;
-    return giveUp(portProblem(error, config));
-  });
+  const port = await listen(config, runtime, portFree).catch(abandon);
   process.send?.({ listening: port } satisfies WorkerMessage);
 }
 
