@@ -1,13 +1,16 @@
 /**
- * coregate's OpenAPI document, exactly as `/openapi.json` serves it: the app is built on an in-memory embedded
- * database with the default settings (no environment), so the document is the same on every machine.
- * Printed as JSON when run: npx tsx scripts/openapi-document.ts > openapi.json
+ * coregate's OpenAPI documents, exactly as `/openapi.json` (the API) and `/openapi-admin.json` (the admin API)
+ * serve them: the app is built on an in-memory embedded database with the default settings (no environment),
+ * so the documents are the same on every machine. Printed as JSON when run:
+ *   npx tsx scripts/openapi-document.ts > openapi.json
+ *   npx tsx scripts/openapi-document.ts --admin > openapi-admin.json
  */
 import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../src/config.js';
 import { secretsFromMaster } from '../src/crypto/secrets.js';
 import { buildApp } from '../src/http/app.js';
+import { adminDocument } from '../src/http/openapi.js';
 import { openDatabase } from '../src/database/database.js';
 import { migrate } from '../src/database/migrations.js';
 
@@ -16,7 +19,7 @@ import { migrate } from '../src/database/migrations.js';
  * const document = await openApiDocument();
  * Object.keys(document.paths).length; // one path per operation
  */
-export async function openApiDocument(): Promise<OpenApiDocument> {
+export async function openApiDocument(which: 'api' | 'admin' = 'api'): Promise<OpenApiDocument> {
   const database = await openDatabase({});
   try {
     await migrate(database.db, database.kind);
@@ -28,7 +31,8 @@ export async function openApiDocument(): Promise<OpenApiDocument> {
     });
     try {
       await app.ready();
-      return app.swagger() as OpenApiDocument;
+      const api = app.swagger();
+      return (which === 'api' ? api : adminDocument(api)) as OpenApiDocument;
     } finally {
       await app.close();
     }
@@ -44,5 +48,6 @@ export interface OpenApiDocument {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  process.stdout.write(`${JSON.stringify(await openApiDocument(), null, 2)}\n`);
+  const which = process.argv.includes('--admin') ? 'admin' : 'api';
+  process.stdout.write(`${JSON.stringify(await openApiDocument(which), null, 2)}\n`);
 }

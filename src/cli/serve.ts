@@ -579,6 +579,7 @@ async function bannerLines(config: Config, port: number, print: Print, options: 
   }
   print(`  API reference:  ${base}/docs`);
   print(`  OpenAPI:        ${base}/openapi.json`);
+  print(`  Admin OpenAPI:  ${base}/openapi-admin.json`);
   if (options.emptyStore) {
     print('');
     print('The store is empty. Next steps (with the server stopped, or beside it):');

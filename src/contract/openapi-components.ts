@@ -55,6 +55,51 @@ function shareEqualSchemas(schemas: Record<string, Json>): void {
   }
 }
 
+/**
+ * An object schema whose fields are all fields of a larger one's, alike (ShareName's 2022.01 updatable fields
+ * are 103 of the persistent family's 136): the fields both have are written once, in `<name>Base`, and each
+ * schema is that base with its own further fields; `unevaluatedProperties: false` still refuses any other
+ * field, as `additionalProperties: false` did. Only for sets of at least `MIN_SHARED_FIELDS` fields, where the
+ * saving pays for the indirection.
+ */
+function shareFieldSubsets(schemas: Record<string, Json>): void {
+  const MIN_SHARED_FIELDS = 20;
+  const closed = (schema: Json) =>
+    schema.type === 'object' && schema.additionalProperties === false && typeof schema.properties === 'object';
+  const fields = (schema: Json) => schema.properties as Record<string, Json>;
+  for (const [name, subset] of Object.entries(schemas)) {
+    if (!closed(subset) || Object.keys(fields(subset)).length < MIN_SHARED_FIELDS) continue;
+    const supersets = Object.entries(schemas).filter(
+      ([other, superset]) =>
+        other !== name &&
+        closed(superset) &&
+        Object.keys(fields(superset)).length > Object.keys(fields(subset)).length &&
+        Object.entries(fields(subset)).every(
+          ([field, schema]) =>
+            fields(superset)[field] !== undefined && canonical(fields(superset)[field]) === canonical(schema),
+        ),
+    );
+    if (supersets.length === 0) continue;
+    const base = `${name}Base`;
+    if (schemas[base]) throw new Error(`${base} is the name of another schema`);
+    schemas[base] = { type: 'object', properties: fields(subset) };
+    const extend = (schema: Json, own: Record<string, Json>): Json => {
+      const { additionalProperties: _closed, properties: _fields, ...rest } = schema;
+      return {
+        ...rest,
+        allOf: [{ $ref: `${SCHEMA_REF}${base}` }],
+        ...(Object.keys(own).length > 0 ? { properties: own } : {}),
+        unevaluatedProperties: false,
+      };
+    };
+    for (const [other, superset] of supersets) {
+      const own = Object.fromEntries(Object.entries(fields(superset)).filter(([field]) => !(field in fields(subset))));
+      schemas[other] = extend(superset, own);
+    }
+    schemas[name] = extend(subset, {});
+  }
+}
+
 /** Every schema of the document, in place: component schemas, and the bodies and answers of each operation. */
 function replaceSchemas(document: SharedDocument, replace: (schema: Json) => Json): void {
   const walk = (node: unknown): unknown => {
@@ -145,7 +190,7 @@ function shareAnswerExamples(document: SharedDocument): void {
       if (component === undefined) {
         component = `answer-${operationId}`;
         names.set(key(example), component);
-        components[component] = { summary: "The demo dataset's answer", value: example.value };
+        components[component] = { value: example.value };
       }
       examples[name] = { $ref: `#/components/examples/${component}` };
     }
@@ -197,13 +242,87 @@ function shareOperationParts(document: SharedDocument): void {
 }
 
 /**
+ * An answer schema written out in more than one operation (every update of a version family answers the
+ * same UpdateStatus) is written once under `components/schemas`, named by the first operation that has it;
+ * answers that operations share whole are shared before (shareOperationParts).
+ */
+function shareAnswerSchemas(document: SharedDocument): void {
+  // Below this length a schema is about as long as the reference to it.
+  const SHARED_ANSWER_LENGTH = 160;
+  const answers: { operationId: string; media: Json }[] = [];
+  for (const methods of Object.values(document.paths)) {
+    for (const operation of Object.values(methods)) {
+      const content = (operation?.responses as Record<string, Json> | undefined)?.['200']?.content as
+        Record<string, Json> | undefined;
+      for (const media of Object.values(content ?? {})) {
+        const schema = media.schema as Json | undefined;
+        if (schema && schema.$ref === undefined) answers.push({ operationId: String(operation!.operationId), media });
+      }
+    }
+  }
+  const count = new Map<string, number>();
+  for (const { media } of answers) count.set(canonical(media.schema), (count.get(canonical(media.schema)) ?? 0) + 1);
+  const names = new Map<string, string>();
+  const schemas = (document.components.schemas ??= {});
+  for (const { operationId, media } of answers) {
+    const shape = canonical(media.schema);
+    if ((count.get(shape) ?? 0) < 2 || shape.length < SHARED_ANSWER_LENGTH) continue;
+    let name = names.get(shape);
+    if (name === undefined) {
+      name = `answer-${operationId}`;
+      names.set(shape, name);
+      schemas[name] = media.schema as Json;
+    }
+    media.schema = { $ref: `${SCHEMA_REF}${name}` };
+  }
+}
+
+/**
  * Writes once what the document repeats: equal component schemas, the value types' schemas, answer
- * examples that several operations show, and request bodies and success answers operations share.
+ * schemas and examples that several operations show, and request bodies and success answers operations share.
  * @example shareComponents(document, [{ name: 'XmlText', shape: { type: 'string', pattern: '…' } }])
  */
 export function shareComponents(document: SharedDocument, types: readonly ValueType[]): void {
   shareValueTypes(document, types);
-  if (document.components.schemas) shareEqualSchemas(document.components.schemas);
+  if (document.components.schemas) {
+    shareEqualSchemas(document.components.schemas);
+    shareFieldSubsets(document.components.schemas);
+  }
   shareAnswerExamples(document);
   shareOperationParts(document);
+  shareAnswerSchemas(document);
+}
+
+/**
+ * The document with only the components it names: those its paths and security schemes refer to, and those
+ * they refer to in turn. A copy; the document is not changed.
+ * @example withUsedComponents({ ...document, paths: { '/x': document.paths['/x'] } })
+ */
+export function withUsedComponents<Document extends SharedDocument>(document: Document): Document {
+  const used = new Set<string>();
+  const components = document.components as Record<string, Record<string, unknown>>;
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node !== null && typeof node === 'object') {
+      for (const [key, member] of Object.entries(node as Json)) {
+        if (key === '$ref' && typeof member === 'string' && member.startsWith('#/components/')) {
+          if (used.has(member)) continue;
+          used.add(member);
+          const [, , kind, name] = member.split('/');
+          walk(components[kind!]?.[name!]);
+        } else walk(member);
+      }
+    }
+  };
+  walk(document.paths);
+  walk(components.securitySchemes);
+  const kept = Object.fromEntries(
+    Object.entries(components).map(([kind, members]) => [
+      kind,
+      kind === 'securitySchemes'
+        ? members
+        : Object.fromEntries(Object.entries(members).filter(([name]) => used.has(`#/components/${kind}/${name}`))),
+    ]),
+  );
+  return { ...document, components: kept };
 }

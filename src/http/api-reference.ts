@@ -1,6 +1,6 @@
 /**
- * The API reference: the OpenAPI document (openapi.ts), served at /openapi.json, and the interactive
- * reference at /docs (Swagger UI), where every operation's example is a request the demo dataset answers;
+ * The API reference: the OpenAPI documents (openapi.ts), the API's at /openapi.json and the admin API's at
+ * /openapi-admin.json, and the interactive reference at /docs (Swagger UI), where every operation's example is a request the demo dataset answers;
  * `GET /` leads there. Neither holds a password or a token: the examples show placeholders, which /docs fills
  * in with the demo's passwords once Authorize has a token that may read them.
  */
@@ -10,7 +10,7 @@ import { gzip } from 'node:zlib';
 import swagger from '@fastify/swagger';
 import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { openApiOptions, type OpenApiSettings } from './openapi.js';
+import { adminDocument, openApiOptions, type OpenApiSettings } from './openapi.js';
 
 /**
  * /docs's own content policy: its scripts and styles from itself, calls to this origin only (Try it out),
@@ -78,27 +78,40 @@ async function fillDemoCredentials(request: Record<string, unknown>): Promise<Re
 
 const gzipped = promisify(gzip);
 
-/** /openapi.json as it is sent: the document serialized once, as JSON and gzipped, and its entity tag. */
+/** An OpenAPI document as it is sent: serialized once, as JSON and gzipped, and its entity tag. */
 interface DocumentBytes {
   readonly json: Buffer;
   readonly gzip: Buffer;
   readonly etag: string;
 }
 
-/** Each app's /openapi.json bytes, once made (or being made). */
-const madeDocuments = new WeakMap<FastifyInstance, Promise<DocumentBytes>>();
+/** The reference's two documents, as they are sent. */
+interface ReferenceBytes {
+  /** /openapi.json: the API. */
+  readonly api: DocumentBytes;
+  /** /openapi-admin.json: the admin API. */
+  readonly admin: DocumentBytes;
+}
+
+/** Each app's documents' bytes, once made (or being made). */
+const madeDocuments = new WeakMap<FastifyInstance, Promise<ReferenceBytes>>();
+
+async function bytesOf(document: unknown): Promise<DocumentBytes> {
+  const json = Buffer.from(JSON.stringify(document));
+  const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
+  return { json, gzip: await gzipped(json), etag };
+}
 
 /**
- * /openapi.json's bytes, made once: the document is completed (openapi.ts, about a second of CPU on two
- * shared cores), serialized and gzipped on the first call.
+ * The documents' bytes, made once: the documents are completed (openapi.ts, about a second of CPU on two
+ * shared cores), serialized and gzipped on the first call for either.
  */
-function documentBytes(app: FastifyInstance): Promise<DocumentBytes> {
+function documentBytes(app: FastifyInstance): Promise<ReferenceBytes> {
   let made = madeDocuments.get(app);
   if (!made) {
     made = (async () => {
-      const json = Buffer.from(JSON.stringify(app.swagger()));
-      const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
-      return { json, gzip: await gzipped(json), etag };
+      const api = app.swagger();
+      return { api: await bytesOf(api), admin: await bytesOf(adminDocument(api)) };
     })();
     // A making that failed is not kept: the next call tries again.
     made.catch(() => madeDocuments.delete(app));
@@ -108,8 +121,8 @@ function documentBytes(app: FastifyInstance): Promise<DocumentBytes> {
 }
 
 /**
- * Starts making /openapi.json's bytes, unless made or being made, once the current request has been answered:
- * asked for /docs, the browser still has Swagger UI's scripts to load and run before it asks for the document.
+ * Starts making the documents' bytes, unless made or being made, once the current request has been answered:
+ * asked for /docs, the browser still has Swagger UI's scripts to load and run before it asks for a document.
  */
 function prepareDocument(app: FastifyInstance): void {
   if (madeDocuments.has(app)) return;
@@ -127,10 +140,10 @@ function acceptsGzip(header: string | undefined): boolean {
   });
 }
 
-/** /openapi.json: the same bytes on every call, gzipped to a client that accepts it, 304 to one that has them. */
-function documentAnswer(app: FastifyInstance) {
+/** A document: the same bytes on every call, gzipped to a client that accepts it, 304 to one that has them. */
+function documentAnswer(app: FastifyInstance, which: keyof ReferenceBytes) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const { json, gzip: zipped, etag } = await documentBytes(app);
+    const { json, gzip: zipped, etag } = (await documentBytes(app))[which];
     reply
       .header('content-type', 'application/json; charset=utf-8')
       .header('vary', 'accept-encoding')
@@ -152,8 +165,11 @@ const DOCS_OPTIONS = {
     css: [{ filename: 'coregate.css', content: THEME_CSS }],
   },
   uiConfig: {
-    // The document the reference shows is /openapi.json, as the top bar says.
-    urls: [{ url: '/openapi.json', name: 'coregate: /openapi.json' }],
+    // The documents the reference shows, the API first, as the top bar says.
+    urls: [
+      { url: '/openapi.json', name: 'coregate API: /openapi.json' },
+      { url: '/openapi-admin.json', name: 'coregate admin API: /openapi-admin.json' },
+    ],
     deepLinking: true,
     tryItOutEnabled: true,
     // The token given to Authorize is kept in the browser across reloads: entered once.
@@ -167,7 +183,8 @@ const DOCS_OPTIONS = {
 /** Registers the document, /openapi.json and /docs; call before the routes it documents. */
 export async function registerApiReference(app: FastifyInstance, settings: OpenApiSettings): Promise<void> {
   await app.register(swagger, openApiOptions(settings));
-  app.get('/openapi.json', { schema: { hide: true } }, documentAnswer(app));
+  app.get('/openapi.json', { schema: { hide: true } }, documentAnswer(app, 'api'));
+  app.get('/openapi-admin.json', { schema: { hide: true } }, documentAnswer(app, 'admin'));
   // /docs in a context of its own, whose one hook starts making the document while the page loads: a process
   // nobody reads the reference of (a gateway's worker, a test's server) never makes it.
   await app.register(async (docs) => {

@@ -1,20 +1,25 @@
 /**
- * The OpenAPI 3.1 document (/openapi.json): generated from the route schemas, shared schemas as components,
- * then completed from the operation registry: the servers, a tag per service, the token scopes, and per
- * operation its required scope, a demo-data request and the answer it gets, the problems it can be answered
- * with (operation-problems.ts) and the headers of each answer.
+ * The OpenAPI 3.1 documents: the API's (/openapi.json) and the admin API's (/openapi-admin.json), generated
+ * from the route schemas, shared schemas as components, then completed from the operation registry: the
+ * servers, a tag per service, the token scopes, and per operation its required scope, a demo-data request and
+ * the answer it gets, the problems it can be answered with by status range (operation-problems.ts) and the
+ * headers of each answer.
  */
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { CredentialKind } from '../contract/envelope.js';
 import type { ProblemCode } from '../contract/problems.js';
 import { SANDBOX_FAULT_HEADER, SANDBOX_FAULT_PROBLEMS } from '../contract/sandbox-faults.js';
 import { SCOPES } from '../contract/scopes.js';
-import { shareComponents, type SharedDocument, type ValueType } from '../contract/openapi-components.js';
+import {
+  shareComponents,
+  withUsedComponents,
+  type SharedDocument,
+  type ValueType,
+} from '../contract/openapi-components.js';
 import { AccountNumberSchema, TEXT_PATTERN } from '../contract/envelope.js';
 import { DATE_FORM, XML_TEXT_PATTERN } from '../catalog/schemas.js';
 import { operationPath, type AnyOperation, type Service } from '../operations/types.js';
 import {
-  answerKey,
   PLACEHOLDER,
   problemExample,
   recordedAnswer,
@@ -50,6 +55,21 @@ const SERVICE_TAGS: Readonly<Record<Service, string>> = {
     'Sessions: `logon` trades UserNumberCredentials for a TokenId that later calls send as TokenCredentials; ' +
     "`logoff` ends the session. coregate's own: in gateway mode the core's sessions are used instead.",
 };
+
+/**
+ * The credential kinds every operation of a service accepts, when they all accept the same: its tag says
+ * them once. Otherwise (the session calls take one kind each) each operation says its own.
+ */
+function serviceCredentials(settings: OpenApiSettings, service: Service): readonly CredentialKind[] | undefined {
+  const kinds = new Set(
+    settings.operations
+      .filter((operation) => operation.service === service)
+      .map((operation) => settings.acceptedCredentials(operation).join(', ')),
+  );
+  return kinds.size === 1
+    ? settings.acceptedCredentials(settings.operations.find((op) => op.service === service)!)
+    : undefined;
+}
 
 /** Reusable headers of the answers (the names the server sends). */
 const HEADERS = {
@@ -111,23 +131,35 @@ const PARAMETERS = {
   },
 } as const;
 
-/** What each error status means for a call. */
+/** What each error status means, as the document's description lists them (each call lists its codes). */
 const STATUS_DESCRIPTIONS: Readonly<Record<number, string>> = {
   400: 'The request is not valid: its body, a query or a paging token (`errors` names each property at fault)',
   401: 'No valid bearer token',
-  403: "The token lacks the operation's scope, the body credentials do not allow the call, or a fault header is refused",
+  403:
+    "The token lacks the call's scope, the body credentials do not allow the call, or a fault header (or, in " +
+    'the admin API, a fault rule) is refused while fault injection is off',
+  404: 'No record with the key the request names; in the admin API, no token, user or fault rule of that name',
   408: "A request deadline (forced by the sandbox's fault header)",
-  404: 'No record with the key the request names',
+  409:
+    'An update with this Idempotency-Key is still being applied (retry it for its answer); in the admin API, it ' +
+    'exists already, the store is not in a state to do it, or the fault rules are at their maximum',
   413: 'The body is larger than the limit',
-  415: 'The body is not `application/json`',
+  415: 'The body is not of the media type the call takes (`application/json`)',
   422: 'The Idempotency-Key was used with another request',
   429: 'Too many calls with this token; retry after `Retry-After` seconds',
   500: 'Something went wrong on our side; quote the request id',
-  501: 'Not available in gateway mode',
+  501: "Not available in gateway mode (coregate's own sessions, the store's admin calls), or not in the core's release",
   502: "The core refused the call or answered something that is not SymXchange (`core` holds the core's fault)",
   503: 'The database or the core cannot be reached now; retry after `Retry-After` seconds',
   504: 'The core did not answer in time',
 };
+
+/** The statuses, as the document's description lists them. */
+const problemsText = () =>
+  '## Problems\n\nEach call lists the statuses it can answer with and the `code`s each carries, in its `4XX` ' +
+  `and \`5XX\` answers. What a status means:\n\n${Object.entries(STATUS_DESCRIPTIONS)
+    .map(([status, meaning]) => `- **${status}**: ${meaning}`)
+    .join('\n')}`;
 
 /** Headers of a problem answer: the rate-limit budget is reported once the token passed (not on 401 or 429). */
 function problemHeaders(status: number): HeaderName[] {
@@ -246,19 +278,24 @@ export function openApiOptions(settings: OpenApiSettings): SwaggerOptions {
           '`Credentials`, and needs `Authorization: Bearer <token>`. Errors are RFC 9457 problem details ' +
           '(`application/problem+json`) with a stable `code`; each operation lists the statuses and codes it can ' +
           'answer with.\n\n' +
-          'Every request example is a request the demo dataset answers (docs/demo-data.md), with the ' +
+          'Every request example is a request the demo dataset answers (docs/demo-data.md), and every answer ' +
+          'example the answer it gets. A request example has the ' +
           `administrative password as its credentials, shown as \`${PLACEHOLDER.adminPassword}\`: replace it ` +
           'with yours. Press **Authorize** once and give the API token, then **Try it out** on any operation; ' +
           'on the demo dataset, with the demo token, /docs puts the demo’s passwords in place of the placeholders ' +
-          'as it sends a call (`GET /admin/demo-credentials`).\n\n' +
-          scopesText(scopes),
+          'as it sends a call (`GET /admin/demo-credentials`). The admin API is described apart, in ' +
+          '/openapi-admin.json (the top bar of /docs switches to it).\n\n' +
+          `${scopesText(scopes)}\n\n${problemsText()}`,
       },
       servers: [{ url: '/', description: 'This coregate (where this document was loaded from)' }],
       tags: [
-        ...[...new Set(settings.operations.map((operation) => operation.service))].map((service) => ({
-          name: service,
-          description: SERVICE_TAGS[service],
-        })),
+        ...[...new Set(settings.operations.map((operation) => operation.service))].map((service) => {
+          const credentials = serviceCredentials(settings, service);
+          return {
+            name: service,
+            description: `${SERVICE_TAGS[service]}${credentials ? ` Credentials: ${credentials.join(', ')}.` : ''}`,
+          };
+        }),
         { ...ADMIN_TAG },
       ],
       components: {
@@ -275,7 +312,13 @@ export function openApiOptions(settings: OpenApiSettings): SwaggerOptions {
       const document = structuredClone((documentObject as { openapiObject: OpenApiDocument }).openapiObject);
       completeOperations(document, settings);
       shareComponents(document as unknown as SharedDocument, VALUE_TYPES);
-      return document as never;
+      const { api, admin } = referenceDocuments(document, {
+        ...(document.info as Json),
+        title: 'coregate: admin API',
+        description: `${ADMIN_TAG.description}\n\n${scopesText(scopes)}\n\n${problemsText()}`,
+      });
+      adminDocuments.set(api, admin);
+      return api as never;
     },
   };
 }
@@ -291,15 +334,15 @@ interface DocumentOperation {
 }
 
 interface OpenApiDocument {
+  info?: Json;
+  tags?: Json[];
   paths: Record<string, Partial<Record<'get' | 'post' | 'delete', DocumentOperation & Json>>>;
   components: Json & { examples?: Record<string, Json>; responses?: Record<string, Json> };
 }
 
 /** Each operation's scope, examples, answers and their headers, from the registry. */
 function completeOperations(document: OpenApiDocument, settings: OpenApiSettings): void {
-  const problemExamples: Record<string, Json> = {};
-  // A problem answer is shared by the operations with the same status and codes.
-  const problemResponses: Record<string, Json> = {};
+  const shared: ProblemComponents = { examples: {}, responses: {}, names: new Map() };
   for (const operation of settings.operations) {
     const documented = document.paths[operationPath(operation)]?.post;
     if (!documented) continue;
@@ -310,21 +353,18 @@ function completeOperations(document: OpenApiDocument, settings: OpenApiSettings
       ...(operation.writes ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
       { $ref: '#/components/parameters/SandboxFault' },
     ];
+    const credentials = serviceCredentials(settings, operation.service) ? '' : ` Credentials: ${accepted.join(', ')}.`;
     const sessions = accepted.includes('AdministrativeCredentials')
       ? ''
       : accepted.includes('TokenCredentials')
         ? ' The example ends the session whose TokenId it is given: the one `logon` answered.'
         : ` The example signs on as user ${EXAMPLE_USER_NUMBER}: the demo set-up's user (its password is in ` +
           `demo-credentials.json), or the one \`coregate user add --number ${EXAMPLE_USER_NUMBER} --name NAME\` adds.`;
-    documented.description = `${documented.description ?? ''}${sessions}`;
+    documented.description = `${documented.description ?? ''}${credentials}${sessions}`;
     const body = documented.requestBody?.content['application/json'];
     if (body) {
-      body.examples = {
-        demo: {
-          summary: 'A request the demo dataset answers',
-          value: requestExample(operation, accepted),
-        },
-      };
+      // The document's description says what every example is: a call the demo dataset answers.
+      body.examples = { demo: { value: requestExample(operation, accepted) } };
     }
 
     const success = documented.responses['200'] ?? {};
@@ -344,32 +384,74 @@ function completeOperations(document: OpenApiDocument, settings: OpenApiSettings
             ...(answer === undefined
               ? {}
               : {
-                  examples: { demo: { summary: `The demo dataset's answer (${answerKey(operation)})`, value: answer } },
+                  examples: { demo: { value: answer } },
                 }),
           },
         },
       },
     };
-    for (const [status, codes] of operationProblems(operation, settings.problems)) {
-      for (const code of codes) problemExamples[code] ??= { summary: code, value: problemExample(status, code) };
-      const name = `${status}-${codes.join('-')}`;
-      problemResponses[name] ??= {
-        description: STATUS_DESCRIPTIONS[status] ?? codes.join(', '),
-        headers: headerRefs(problemHeaders(status)),
+    Object.assign(responses, problemRanges(operationProblems(operation, settings.problems), '', shared));
+    documented.responses = responses;
+  }
+  completeAdminRoutes(document, shared);
+  document.components.examples = shared.examples;
+  document.components.responses = shared.responses;
+}
+
+/** The problem answers' components: an example per code, an answer per range and set of statuses and codes. */
+interface ProblemComponents {
+  readonly examples: Record<string, Json>;
+  readonly responses: Record<string, Json>;
+  /** A range's answer by what it documents (its range and statuses with their codes). */
+  readonly names: Map<string, string>;
+}
+
+/**
+ * The problem answers of a call, one per status range (`4XX`, `5XX`): each lists its statuses with the codes
+ * each carries, and its schema holds every answer to that pairing (`status` 404 has `code` RECORD_NOT_FOUND),
+ * so a client or a test reads what one status can carry from the schema. A range's answer is shared by the
+ * calls with the same statuses and codes (`prefix` names the admin API's apart).
+ */
+function problemRanges(
+  problems: ReadonlyMap<number, readonly ProblemCode[]>,
+  prefix: string,
+  shared: ProblemComponents,
+): Record<string, Json> {
+  const ranges = new Map<string, [number, readonly ProblemCode[]][]>();
+  for (const [status, codes] of [...problems].sort(([a], [b]) => a - b)) {
+    const range = `${String(status)[0]}XX`;
+    ranges.set(range, [...(ranges.get(range) ?? []), [status, codes]]);
+  }
+  const responses: Record<string, Json> = {};
+  for (const [range, statuses] of ranges) {
+    const description = statuses
+      .map(([status, codes]) => `- **${status}** ${codes.map((code) => `\`${code}\``).join(', ')}`)
+      .join('\n');
+    const key = `${prefix}${range}\n${description}`;
+    let name = shared.names.get(key);
+    if (name === undefined) {
+      const taken = [...shared.names.values()].filter((existing) => existing.startsWith(`${prefix}${range}-`));
+      name = `${prefix}${range}-${taken.length + 1}`;
+      shared.names.set(key, name);
+      const codes = statuses.flatMap(([, each]) => each);
+      for (const [status, each] of statuses)
+        for (const code of each) shared.examples[code] ??= { summary: code, value: problemExample(status, code) };
+      shared.responses[name] = {
+        description: `Problem details; by status, the codes each carries:\n${description}`,
+        headers: headerRefs([...new Set(statuses.flatMap(([status]) => problemHeaders(status)))]),
         content: {
           'application/problem+json': {
-            schema: problemSchema(codes),
-            examples: Object.fromEntries(codes.map((code) => [code, { $ref: `#/components/examples/${code}` }])),
+            schema: problemSchema(statuses),
+            examples: Object.fromEntries(
+              [...new Set(codes)].map((code) => [code, { $ref: `#/components/examples/${code}` }]),
+            ),
           },
         },
       };
-      responses[status] = { $ref: `#/components/responses/${name}` };
     }
-    documented.responses = responses;
+    responses[range] = { $ref: `#/components/responses/${name}` };
   }
-  completeAdminRoutes(document, problemExamples, problemResponses);
-  document.components.examples = problemExamples;
-  document.components.responses = problemResponses;
+  return responses;
 }
 
 /** The problems every admin call can be answered with. */
@@ -381,25 +463,11 @@ const ADMIN_CALL_PROBLEMS: Readonly<Record<number, readonly ProblemCode[]>> = {
   503: ['UNAVAILABLE'],
 };
 
-/** What an error status means for an admin call, where it differs from an operation's. */
-const ADMIN_STATUS_DESCRIPTIONS: Readonly<Record<number, string>> = {
-  400: 'The request is not valid (`errors` names each property at fault)',
-  403: 'The token lacks the scope the call needs, or (fault rules) fault injection is off',
-  404: 'No token, user or fault rule of that name or number',
-  409: 'It exists already, the store is not in a state to do it, or the fault rules are at their maximum',
-  415: 'The body is not of the media type the call takes',
-  501: "Not available in gateway mode: it is the store's",
-};
-
 /**
  * The admin API's routes (admin-routes.ts): their problems from the route's `x-coregate-problems` and those of
  * every admin call, the request id parameter, the headers of their answers, and a body the route reads itself.
  */
-function completeAdminRoutes(
-  document: OpenApiDocument,
-  problemExamples: Record<string, Json>,
-  problemResponses: Record<string, Json>,
-): void {
+function completeAdminRoutes(document: OpenApiDocument, shared: ProblemComponents): void {
   for (const methods of Object.values(document.paths)) {
     for (const documented of Object.values(methods)) {
       const own = documented?.[ADMIN_PROBLEMS_KEY] as Record<string, ProblemCode[]> | undefined;
@@ -418,27 +486,59 @@ function completeAdminRoutes(
       for (const [status, response] of Object.entries(documented.responses)) {
         responses[status] = { ...response, headers: headerRefs(['X-Request-Id', 'RateLimit-Remaining']) };
       }
-      for (const [status, codes] of [...problems].sort(([a], [b]) => a - b)) {
-        for (const code of codes) problemExamples[code] ??= { summary: code, value: problemExample(status, code) };
-        const name = `admin-${status}-${codes.join('-')}`;
-        problemResponses[name] ??= {
-          description: ADMIN_STATUS_DESCRIPTIONS[status] ?? STATUS_DESCRIPTIONS[status] ?? codes.join(', '),
-          headers: headerRefs(problemHeaders(status)),
-          content: {
-            'application/problem+json': {
-              schema: problemSchema(codes),
-              examples: Object.fromEntries(codes.map((code) => [code, { $ref: `#/components/examples/${code}` }])),
-            },
-          },
-        };
-        responses[status] = { $ref: `#/components/responses/${name}` };
-      }
+      Object.assign(responses, problemRanges(problems, 'admin-', shared));
       documented.responses = responses;
     }
   }
 }
 
-/** The Problem schema with the codes a status carries for one operation. */
-const problemSchema = (codes: readonly ProblemCode[]) => ({
-  allOf: [{ $ref: '#/components/schemas/Problem' }, { type: 'object', properties: { code: { enum: [...codes] } } }],
+/** The Problem schema with the codes each status carries for one call. */
+const problemSchema = (statuses: readonly [number, readonly ProblemCode[]][]) => ({
+  allOf: [
+    { $ref: '#/components/schemas/Problem' },
+    {
+      anyOf: statuses.map(([status, codes]) => ({
+        properties: { status: { const: status }, code: { enum: [...codes] } },
+      })),
+    },
+  ],
 });
+
+/** Where the admin API's paths are. */
+const ADMIN_PREFIX = '/admin/';
+
+/** The admin API's document, by the API's document it was made with (what `app.swagger()` returns). */
+const adminDocuments = new WeakMap<object, Json>();
+
+/**
+ * The admin API's OpenAPI document (/openapi-admin.json), made with the API's.
+ * @example adminDocument(app.swagger()).paths['/admin/tokens']
+ */
+export function adminDocument(apiDocument: unknown): Json {
+  const admin = adminDocuments.get(apiDocument as object);
+  if (!admin) throw new Error('not an OpenAPI document coregate made');
+  return admin;
+}
+
+/**
+ * The two documents of the reference, from the one the routes make: the API (/openapi.json), what an
+ * integrator's client calls, and the admin API (/openapi-admin.json), what an operator's tools call. Each
+ * holds only the components its paths use; /docs offers both, the API first.
+ */
+function referenceDocuments(document: OpenApiDocument, adminInfo: Json): { api: Json; admin: Json } {
+  const tags = (document.tags ?? []) as { name: string }[];
+  const paths = (admin: boolean) =>
+    Object.fromEntries(Object.entries(document.paths).filter(([path]) => path.startsWith(ADMIN_PREFIX) === admin));
+  const api = withUsedComponents({
+    ...document,
+    paths: paths(false),
+    tags: tags.filter((tag) => tag.name !== ADMIN_TAG.name),
+  } as unknown as SharedDocument);
+  const admin = withUsedComponents({
+    ...document,
+    info: adminInfo,
+    paths: paths(true),
+    tags: tags.filter((tag) => tag.name === ADMIN_TAG.name),
+  } as unknown as SharedDocument);
+  return { api: api as unknown as Json, admin: admin as unknown as Json };
+}

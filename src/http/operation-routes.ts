@@ -44,7 +44,6 @@ export function registerOperationRoutes(app: FastifyInstance, options: Operation
 
   for (const sym of options.syms)
     for (const operation of options.operations) {
-      const accepted = pipeline.acceptedCredentials(operation);
       app.post<{ Body: RequestBody<never> }>(
         operationPath(operation, sym),
         {
@@ -54,7 +53,7 @@ export function registerOperationRoutes(app: FastifyInstance, options: Operation
             ...(sym === DEFAULT_SYM ? {} : { hide: true }),
             operationId: `${operation.family === 'P1' ? '' : 'v2022_01_'}${operation.name}`,
             summary: operation.summary,
-            description: `Scope: ${operation.scope ?? 'any live token'}. Credentials: ${accepted.join(', ')}.`,
+            description: `Scope: ${operation.scope ?? 'any live token'}.`,
             tags: [operation.service],
             security: [{ bearerAuth: [] }],
             body: pipeline.bodySchema(operation),

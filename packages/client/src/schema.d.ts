@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Account of an active, unexpired card
-         * @description Scope: findby. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: findby.
          */
         post: operations["findByActiveCard"];
         delete?: never;
@@ -35,7 +35,7 @@ export interface paths {
         put?: never;
         /**
          * Accounts of a card number, active or not
-         * @description Scope: findby. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: findby.
          */
         post: operations["findByAnyCard"];
         delete?: never;
@@ -55,7 +55,7 @@ export interface paths {
         put?: never;
         /**
          * Account of a home-banking user name (case-insensitive)
-         * @description Scope: findby. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: findby.
          */
         post: operations["findByHomeUser"];
         delete?: never;
@@ -75,7 +75,7 @@ export interface paths {
         put?: never;
         /**
          * Account and share of a MICR number and draft
-         * @description Scope: findby. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: findby.
          */
         post: operations["findByMICR"];
         delete?: never;
@@ -95,7 +95,7 @@ export interface paths {
         put?: never;
         /**
          * Account (and share) of a lookup type and number
-         * @description Scope: findby. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: findby.
          */
         post: operations["findByLookup"];
         delete?: never;
@@ -115,7 +115,7 @@ export interface paths {
         put?: never;
         /**
          * Accounts with a name record carrying the SSN
-         * @description Scope: findby. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: findby.
          */
         post: operations["findBySSN"];
         delete?: never;
@@ -135,7 +135,7 @@ export interface paths {
         put?: never;
         /**
          * Accounts with a name record of that short name (case-insensitive)
-         * @description Scope: findby. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: findby.
          */
         post: operations["findByShortName"];
         delete?: never;
@@ -155,7 +155,7 @@ export interface paths {
         put?: never;
         /**
          * One corporate transfer with the selected fields
-         * @description Scope: corptransfer:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: corptransfer:read.
          */
         post: operations["getCorpTransferSelectFields"];
         delete?: never;
@@ -175,7 +175,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a Share record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["updateShareByID"];
         delete?: never;
@@ -195,7 +195,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareAnalysis record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["updateShareAnalysisByID"];
         delete?: never;
@@ -215,7 +215,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareAnalysisGroup record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["updateShareAnalysisGroupByID"];
         delete?: never;
@@ -235,7 +235,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareAnalysisPlan record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["updateShareAnalysisPlanByID"];
         delete?: never;
@@ -255,7 +255,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareCheckOrder record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["updateShareCheckOrderByID"];
         delete?: never;
@@ -275,7 +275,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareHold record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["updateShareHoldByID"];
         delete?: never;
@@ -295,7 +295,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareNote record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["updateShareNoteByID"];
         delete?: never;
@@ -315,7 +315,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareTransfer record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["updateShareTransferByID"];
         delete?: never;
@@ -335,7 +335,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareName record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["updateShareNameByID"];
         delete?: never;
@@ -355,7 +355,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareTracking record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["updateShareTrackingByID"];
         delete?: never;
@@ -375,7 +375,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a Share record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["v2022_01_updateShareByID"];
         delete?: never;
@@ -395,7 +395,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareAnalysis record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["v2022_01_updateShareAnalysisByID"];
         delete?: never;
@@ -415,7 +415,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareAnalysisGroup record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["v2022_01_updateShareAnalysisGroupByID"];
         delete?: never;
@@ -435,7 +435,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareAnalysisPlan record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["v2022_01_updateShareAnalysisPlanByID"];
         delete?: never;
@@ -455,7 +455,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareCheckOrder record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["v2022_01_updateShareCheckOrderByID"];
         delete?: never;
@@ -475,7 +475,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareHold record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["v2022_01_updateShareHoldByID"];
         delete?: never;
@@ -495,7 +495,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareNote record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["v2022_01_updateShareNoteByID"];
         delete?: never;
@@ -515,7 +515,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareTransfer record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["v2022_01_updateShareTransferByID"];
         delete?: never;
@@ -535,7 +535,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareName record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["v2022_01_updateShareNameByID"];
         delete?: never;
@@ -555,7 +555,7 @@ export interface paths {
         put?: never;
         /**
          * Update fields of a ShareTracking record; rule failures are reported per field
-         * @description Scope: share:write. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:write.
          */
         post: operations["v2022_01_updateShareTrackingByID"];
         delete?: never;
@@ -575,7 +575,7 @@ export interface paths {
         put?: never;
         /**
          * One Share record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareSelectFields"];
         delete?: never;
@@ -595,7 +595,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the Share records of an account with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getSharePagedListSelectFields"];
         delete?: never;
@@ -615,7 +615,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareAnalysis record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareAnalysisSelectFields"];
         delete?: never;
@@ -635,7 +635,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareAnalysis records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareAnalysisPagedListSelectFields"];
         delete?: never;
@@ -655,7 +655,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareAnalysisGroup record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareAnalysisGroupSelectFields"];
         delete?: never;
@@ -675,7 +675,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareAnalysisGroup records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareAnalysisGroupPagedListSelectFields"];
         delete?: never;
@@ -695,7 +695,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareAnalysisPlan record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareAnalysisPlanSelectFields"];
         delete?: never;
@@ -715,7 +715,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareAnalysisPlan records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareAnalysisPlanPagedListSelectFields"];
         delete?: never;
@@ -735,7 +735,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareCheckOrder record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareCheckOrderSelectFields"];
         delete?: never;
@@ -755,7 +755,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareCheckOrder records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareCheckOrderPagedListSelectFields"];
         delete?: never;
@@ -775,7 +775,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareHold record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareHoldSelectFields"];
         delete?: never;
@@ -795,7 +795,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareHold records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareHoldPagedListSelectFields"];
         delete?: never;
@@ -815,7 +815,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareNote record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareNoteSelectFields"];
         delete?: never;
@@ -835,7 +835,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareNote records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareNotePagedListSelectFields"];
         delete?: never;
@@ -855,7 +855,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareTransfer record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareTransferSelectFields"];
         delete?: never;
@@ -875,7 +875,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareTransfer records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareTransferPagedListSelectFields"];
         delete?: never;
@@ -895,7 +895,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareName record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareNameSelectFields"];
         delete?: never;
@@ -915,7 +915,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareName records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareNamePagedListSelectFields"];
         delete?: never;
@@ -935,7 +935,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareTracking record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareTrackingSelectFields"];
         delete?: never;
@@ -955,7 +955,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareTracking records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["getShareTrackingPagedListSelectFields"];
         delete?: never;
@@ -975,7 +975,7 @@ export interface paths {
         put?: never;
         /**
          * One Share record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareSelectFields"];
         delete?: never;
@@ -995,7 +995,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the Share records of an account with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getSharePagedListSelectFields"];
         delete?: never;
@@ -1015,7 +1015,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareAnalysis record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareAnalysisSelectFields"];
         delete?: never;
@@ -1035,7 +1035,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareAnalysis records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareAnalysisPagedListSelectFields"];
         delete?: never;
@@ -1055,7 +1055,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareAnalysisGroup record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareAnalysisGroupSelectFields"];
         delete?: never;
@@ -1075,7 +1075,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareAnalysisGroup records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareAnalysisGroupPagedListSelectFields"];
         delete?: never;
@@ -1095,7 +1095,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareAnalysisPlan record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareAnalysisPlanSelectFields"];
         delete?: never;
@@ -1115,7 +1115,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareAnalysisPlan records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareAnalysisPlanPagedListSelectFields"];
         delete?: never;
@@ -1135,7 +1135,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareCheckOrder record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareCheckOrderSelectFields"];
         delete?: never;
@@ -1155,7 +1155,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareCheckOrder records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareCheckOrderPagedListSelectFields"];
         delete?: never;
@@ -1175,7 +1175,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareHold record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareHoldSelectFields"];
         delete?: never;
@@ -1195,7 +1195,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareHold records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareHoldPagedListSelectFields"];
         delete?: never;
@@ -1215,7 +1215,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareNote record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareNoteSelectFields"];
         delete?: never;
@@ -1235,7 +1235,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareNote records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareNotePagedListSelectFields"];
         delete?: never;
@@ -1255,7 +1255,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareTransfer record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareTransferSelectFields"];
         delete?: never;
@@ -1275,7 +1275,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareTransfer records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareTransferPagedListSelectFields"];
         delete?: never;
@@ -1295,7 +1295,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareName record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareNameSelectFields"];
         delete?: never;
@@ -1315,7 +1315,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareName records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareNamePagedListSelectFields"];
         delete?: never;
@@ -1335,7 +1335,7 @@ export interface paths {
         put?: never;
         /**
          * One ShareTracking record with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareTrackingSelectFields"];
         delete?: never;
@@ -1355,7 +1355,7 @@ export interface paths {
         put?: never;
         /**
          * A page of the ShareTracking records of a share with the selected fields
-         * @description Scope: share:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials, AccountNumberCredentials, HomeBankingCredentials, CardCredentials, MICRCredentials, LookupCredentials.
+         * @description Scope: share:read.
          */
         post: operations["v2022_01_getShareTrackingPagedListSelectFields"];
         delete?: never;
@@ -1375,7 +1375,7 @@ export interface paths {
         put?: never;
         /**
          * One Collateral record
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateral"];
         delete?: never;
@@ -1395,7 +1395,7 @@ export interface paths {
         put?: never;
         /**
          * One Collateral record with the selected fields
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralSelectFields"];
         delete?: never;
@@ -1415,7 +1415,7 @@ export interface paths {
         put?: never;
         /**
          * One Collateral record with the selected fields, child lists filtered
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralSelectFieldsFilterChildren"];
         delete?: never;
@@ -1435,7 +1435,7 @@ export interface paths {
         put?: never;
         /**
          * One CollateralCollHold record
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralCollHold"];
         delete?: never;
@@ -1455,7 +1455,7 @@ export interface paths {
         put?: never;
         /**
          * One CollateralCollHold record with the selected fields
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralCollHoldSelectFields"];
         delete?: never;
@@ -1475,7 +1475,7 @@ export interface paths {
         put?: never;
         /**
          * A page of CollateralCollHold records
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralCollHoldPagedList"];
         delete?: never;
@@ -1495,7 +1495,7 @@ export interface paths {
         put?: never;
         /**
          * A list of CollateralCollHold records with the selected fields
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralCollHoldListSelectFields"];
         delete?: never;
@@ -1515,7 +1515,7 @@ export interface paths {
         put?: never;
         /**
          * A list of CollateralCollHold records with the selected fields matching a query
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_searchCollateralCollHoldSelectFields"];
         delete?: never;
@@ -1535,7 +1535,7 @@ export interface paths {
         put?: never;
         /**
          * A page of CollateralCollHold records with the selected fields
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralCollHoldPagedListSelectFields"];
         delete?: never;
@@ -1555,7 +1555,7 @@ export interface paths {
         put?: never;
         /**
          * A page of CollateralCollHold records with the selected fields matching a query
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_searchCollateralCollHoldPagedSelectFields"];
         delete?: never;
@@ -1575,7 +1575,7 @@ export interface paths {
         put?: never;
         /**
          * One CollateralDocument record
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralDocument"];
         delete?: never;
@@ -1595,7 +1595,7 @@ export interface paths {
         put?: never;
         /**
          * One CollateralDocument record with the selected fields
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralDocumentSelectFields"];
         delete?: never;
@@ -1615,7 +1615,7 @@ export interface paths {
         put?: never;
         /**
          * One CollateralDocument record with the selected fields, child lists filtered
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralDocumentSelectFieldsFilterChildren"];
         delete?: never;
@@ -1635,7 +1635,7 @@ export interface paths {
         put?: never;
         /**
          * A page of CollateralDocument records
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralDocumentPagedList"];
         delete?: never;
@@ -1655,7 +1655,7 @@ export interface paths {
         put?: never;
         /**
          * A list of CollateralDocument records with the selected fields
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralDocumentListSelectFields"];
         delete?: never;
@@ -1675,7 +1675,7 @@ export interface paths {
         put?: never;
         /**
          * A list of CollateralDocument records with the selected fields matching a query
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_searchCollateralDocumentSelectFields"];
         delete?: never;
@@ -1695,7 +1695,7 @@ export interface paths {
         put?: never;
         /**
          * A page of CollateralDocument records with the selected fields
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralDocumentPagedListSelectFields"];
         delete?: never;
@@ -1715,7 +1715,7 @@ export interface paths {
         put?: never;
         /**
          * A page of CollateralDocument records with the selected fields matching a query
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_searchCollateralDocumentPagedSelectFields"];
         delete?: never;
@@ -1735,7 +1735,7 @@ export interface paths {
         put?: never;
         /**
          * One CollateralDocumentTracking record
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralDocumentTracking"];
         delete?: never;
@@ -1755,7 +1755,7 @@ export interface paths {
         put?: never;
         /**
          * One CollateralDocumentTracking record with the selected fields
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralDocumentTrackingSelectFields"];
         delete?: never;
@@ -1775,7 +1775,7 @@ export interface paths {
         put?: never;
         /**
          * A list of CollateralDocumentTracking records with the selected fields
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralDocumentTrackingListSelectFields"];
         delete?: never;
@@ -1795,7 +1795,7 @@ export interface paths {
         put?: never;
         /**
          * A list of CollateralDocumentTracking records with the selected fields matching a query
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_searchCollateralDocumentTrackingSelectFields"];
         delete?: never;
@@ -1815,7 +1815,7 @@ export interface paths {
         put?: never;
         /**
          * A page of CollateralDocumentTracking records with the selected fields
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralDocumentTrackingPagedListSelectFields"];
         delete?: never;
@@ -1835,7 +1835,7 @@ export interface paths {
         put?: never;
         /**
          * A page of CollateralDocumentTracking records with the selected fields matching a query
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_searchCollateralDocumentTrackingPagedSelectFields"];
         delete?: never;
@@ -1855,7 +1855,7 @@ export interface paths {
         put?: never;
         /**
          * A page of CollateralFmHistory records
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralFmHistoryPagedList"];
         delete?: never;
@@ -1875,7 +1875,7 @@ export interface paths {
         put?: never;
         /**
          * A list of CollateralFmHistory records with the selected fields
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralFmHistoryListSelectFields"];
         delete?: never;
@@ -1895,7 +1895,7 @@ export interface paths {
         put?: never;
         /**
          * A list of CollateralFmHistory records with the selected fields matching a query
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_searchCollateralFmHistorySelectFields"];
         delete?: never;
@@ -1915,7 +1915,7 @@ export interface paths {
         put?: never;
         /**
          * A page of CollateralFmHistory records with the selected fields
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralFmHistoryPagedListSelectFields"];
         delete?: never;
@@ -1935,7 +1935,7 @@ export interface paths {
         put?: never;
         /**
          * A page of CollateralFmHistory records with the selected fields matching a query
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_searchCollateralFmHistoryPagedSelectFields"];
         delete?: never;
@@ -1955,7 +1955,7 @@ export interface paths {
         put?: never;
         /**
          * One CollateralTracking record
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralTracking"];
         delete?: never;
@@ -1975,7 +1975,7 @@ export interface paths {
         put?: never;
         /**
          * One CollateralTracking record with the selected fields
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralTrackingSelectFields"];
         delete?: never;
@@ -1995,7 +1995,7 @@ export interface paths {
         put?: never;
         /**
          * A page of CollateralTracking records
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralTrackingPagedList"];
         delete?: never;
@@ -2015,7 +2015,7 @@ export interface paths {
         put?: never;
         /**
          * A list of CollateralTracking records with the selected fields
-         * @description Scope: collateral:read. Credentials: AdministrativeCredentials, UserNumberCredentials, TokenCredentials.
+         * @description Scope: collateral:read.
          */
         post: operations["v2022_01_getCollateralTrackingListSelectFields"];
         delete?: never;
@@ -2059,302 +2059,6 @@ export interface paths {
          */
         post: operations["logoff"];
         delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/tokens": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List the API tokens (never their secrets) */
-        get: operations["listTokens"];
-        put?: never;
-        /** Create an API token: its secret is in the answer, once */
-        post: operations["createToken"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/tokens/{name}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Revoke an API token
-         * @description Calls with it are refused within `COREGATE_TOKEN_CACHE_MS` (5 s by default).
-         */
-        delete: operations["revokeToken"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/users": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List the core users (UserNumberCredentials), with their password lockouts */
-        get: operations["listUsers"];
-        put?: never;
-        /** Add a core user; a generated password is in the answer, once */
-        post: operations["addUser"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/users/{number}/disable": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Disable a user: its credentials are refused and its logon sessions end */
-        post: operations["disableUser"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/users/{number}/enable": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Enable a disabled user again */
-        post: operations["enableUser"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/users/{number}/unlock": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Clear a user's password lockouts (for every caller) */
-        post: operations["unlockUser"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/users/{number}/password": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Set a user's password: the one given, or a generated one in the answer, once */
-        post: operations["setUserPassword"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/demo-credentials": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The demo set-up's passwords, while the store holds the demo dataset and they are in force
-         * @description What /docs puts in place of its examples' `<admin password>` and `<user password>` as it sends a call: the passwords demo-credentials.json holds, each only while it opens this store; 404 on any other store.
-         */
-        get: operations["readDemoCredentials"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/audit": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read the audit trail: a page as JSON, or every event as NDJSON
-         * @description Filters: `from`/`to` (ISO times), `operation` (a name or a prefix ending in `*`), `account`, `status` (`403` or `4xx`), `token`. As `application/json` (the default): a page of `limit` events, oldest first (`order=newest`: newest first), with `nextCursor` and `next` for the next page. With `Accept: application/x-ndjson`: every matching event, one JSON object per line, streamed a page at a time as the client reads. At most `COREGATE_EXPORT_CONCURRENCY` streamed exports (this and the other NDJSON one) run at once per process: another is refused with 429 `RATE_LIMITED` and `Retry-After`. A client that reads nothing for `COREGATE_EXPORT_STALL_MS` is cut off.
-         */
-        get: operations["readAudit"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/export": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Export every record as NDJSON, as `coregate export` writes it
-         * @description A header line, then one line per record in catalog order, FM history included, then the member secrets, then an end line with the count of each record type: a file without it was cut off. Each record type is read in pages by key as the client reads, each record once, as it was when its page was read; a replacement of the records meanwhile (an import, a reset) cuts the export off before its end line. Protected values stay as stored (HMAC and ciphertext), readable only under this store’s secret. At most `COREGATE_EXPORT_CONCURRENCY` streamed exports (this and the other NDJSON one) run at once per process: another is refused with 429 `RATE_LIMITED` and `Retry-After`. A client that reads nothing for `COREGATE_EXPORT_STALL_MS` is cut off.
-         */
-        get: operations["exportRecords"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/import": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Import a records file (NDJSON) in one transaction, as `coregate import`
-         * @description Every line is checked against the record catalog; the first bad one refuses the whole file with 400 `INVALID_RECORD_FILE` naming the line and column, and nothing is applied. A store that holds records is refused with 409 `STORE_NOT_EMPTY` unless `replace=true`. At most `COREGATE_IMPORT_LIMIT_MB`.
-         */
-        post: operations["importRecords"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/reset": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Put the store back to its seeded demo dataset
-         * @description Every record (FM history included) and the demo member secrets as seeded, in one transaction; tokens, users, the administrative password and the audit trail stay. Takes `admin` or `store:reset`.
-         */
-        post: operations["resetStore"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/faults/injection": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Whether fault injection is on
-         * @description Off, the `X-Coregate-Fault` header is refused and no fault rule applies. `COREGATE_SANDBOX_FAULTS` says until it is first switched.
-         */
-        get: operations["getFaultInjection"];
-        /**
-         * Turn fault injection on or off, for every worker and instance
-         * @description Kept in the store: every worker and instance applies it within a second, and it outlives restarts (`COREGATE_SANDBOX_FAULTS` is only the value before the first switch). Off, the rules are kept but none applies.
-         */
-        put: operations["setFaultInjection"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/faults": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the fault rules in force, with how often each fired
-         * @description Oldest first; `fired` and `remaining` count across every worker and instance.
-         */
-        get: operations["listFaultRules"];
-        put?: never;
-        /**
-         * Add a fault rule: calls it matches fail as a failing core makes them fail
-         * @description Applies to unmodified clients, on every worker and instance within a second, until it expires (at most 24 h; 60 min by default) or has fired `times` times. On the JSON API a call gets the gateway's answer to that failure of its core; on the SOAP face, the failure itself. At most 100 rules are kept.
-         */
-        post: operations["addFaultRule"];
-        /**
-         * Remove every fault rule
-         * @description Every worker stops applying them at once.
-         */
-        delete: operations["clearFaultRules"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/faults/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Remove a fault rule
-         * @description Every worker stops applying it at once.
-         */
-        delete: operations["removeFaultRule"];
         options?: never;
         head?: never;
         patch?: never;
@@ -5016,232 +4720,47 @@ export interface components {
         };
         /** @description Fields of ShareName to update (persistent family). */
         ShareNameFields: {
-            ActiveDutySeparationDate?: components["schemas"]["UpdateDateOrNull"];
-            ActiveDutyStartDate?: components["schemas"]["UpdateDateOrNull"];
-            ActiveDutyVerificationDate?: components["schemas"]["UpdateDateOrNull"];
             AddrCreateDate?: components["schemas"]["UpdateDateOrNull"];
             AddrDisconnectDate?: components["schemas"]["UpdateDateOrNull"];
             AddrFmLastDate?: components["schemas"]["UpdateDateOrNull"];
             AddrFmLastPurgeDate?: components["schemas"]["UpdateDateOrNull"];
             AddrRecordChangeDate?: components["schemas"]["UpdateDateOrNull"];
-            AddrExpDate?: components["schemas"]["UpdateDateOrNull"];
-            BirthDate?: components["schemas"]["UpdateDateOrNull"];
             CrAddrChgDate?: components["schemas"]["UpdateDateOrNull"];
             CrNameChgDate?: components["schemas"]["UpdateDateOrNull"];
             CrSsnChgDate?: components["schemas"]["UpdateDateOrNull"];
-            CreditReportAddrIndicatorDate?: components["schemas"]["UpdateDateOrNull"];
-            CreditReportConsumerInfoDate?: components["schemas"]["UpdateDateOrNull"];
             CurrMonthPayChgDate?: components["schemas"]["UpdateDateOrNull"];
-            DeathDate?: components["schemas"]["UpdateDateOrNull"];
-            EffectiveDate?: components["schemas"]["UpdateDateOrNull"];
-            ExpirationDate?: components["schemas"]["UpdateDateOrNull"];
             FmLastPurgeDate?: components["schemas"]["UpdateDateOrNull"];
             LastAddrChgDate?: components["schemas"]["UpdateDateOrNull"];
-            LastAddrVerifDate?: components["schemas"]["UpdateDateOrNull"];
             LastFmDate?: components["schemas"]["UpdateDateOrNull"];
             MbrActivityDate?: components["schemas"]["UpdateDateOrNull"];
             MbrAddrNumLinkChgDate?: components["schemas"]["UpdateDateOrNull"];
             MbrCreateDate?: components["schemas"]["UpdateDateOrNull"];
             MbrDisconnectDate?: components["schemas"]["UpdateDateOrNull"];
-            MbrExpDate?: components["schemas"]["UpdateDateOrNull"];
             MbrFmLastDate?: components["schemas"]["UpdateDateOrNull"];
             MbrFmLastPurgeDate?: components["schemas"]["UpdateDateOrNull"];
             MbrRecordChangeDate?: components["schemas"]["UpdateDateOrNull"];
             MbrStatusFmDate?: components["schemas"]["UpdateDateOrNull"];
             MemberNumLinkChgDate?: components["schemas"]["UpdateDateOrNull"];
             RecordChangeDate?: components["schemas"]["UpdateDateOrNull"];
-            UserDate1?: components["schemas"]["UpdateDateOrNull"];
-            UserDate2?: components["schemas"]["UpdateDateOrNull"];
-            W8ExpirationDate?: components["schemas"]["UpdateDateOrNull"];
-            /** @description integer, 0 to 9999 */
-            ActiveDuty?: number;
-            /** @description integer, 0 to 9999 */
-            AddressType?: number;
-            /** @description integer, 0 to 9999 */
-            BeneficialOwner?: number;
-            /** @description rate, 0 to 100 */
-            BeneficialPercent?: number;
-            /** @description rate, 0 to 100 */
-            BeneficiaryPercent?: number;
-            /** @description integer, 0 to 9999 */
-            Confidential?: number;
-            /** @description integer, 0 to 9999 */
-            CtrExempt?: number;
-            /** @description money, 0 to 9999999999999.99 */
-            CurrGrossMonthPay?: number;
-            /** @description money, 0 to 9999999999999.99 */
-            CurrNetMonthPay?: number;
-            /** @description integer, 0 to 9999 */
-            DbaNameFormat?: number;
-            /** @description integer, 0 to 9999 */
-            EcoaCode?: number;
-            /** @description integer, 0 to 9999 */
-            FormW8OnFile?: number;
-            /** @description integer, 0 to 9999 */
-            Headquarters?: number;
-            /** @description integer, 0 to 9999 */
-            Irs1042SAmendNum?: number;
-            /** @description integer, 0 to 9999 */
-            IrsCorrection?: number;
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
-            /** @description integer, 0 to 9999 */
-            MailOverride?: number;
-            /** @description integer, 0 to 9999 */
-            MarketingAddress?: number;
             /** @description integer, 0 to 9999 */
             MbrAddrFileType?: number;
             /** @description integer, 0 to 9999 */
             MbrFileType?: number;
-            /** @description integer, 0 to 9999 */
-            MbrStatus?: number;
-            /** @description integer, 0 to 9999 */
-            NameFormat?: number;
-            /** @description rate, 0 to 100 */
-            NraTaxRate?: number;
-            /** @description integer, 0 to 9999 */
-            PhoneType?: number;
-            /** @description integer, 0 to 9999 */
-            PreferredContactMethod?: number;
-            /** @description integer, 0 to 9999 */
-            Restrict?: number;
-            /** @description integer, 0 to 9999 */
-            SsnCertification?: number;
-            /** @description integer, 0 to 9999 */
-            SsnOverride?: number;
-            /** @description integer, 0 to 9999 */
-            SsnType?: number;
-            /** @description integer, 0 to 9999 */
-            SubType?: number;
-            /** @description integer, 0 to 9999 */
-            SubstantialOwner?: number;
-            /** @description integer, 0 to 9999 */
-            Type?: number;
-            /** @description integer, 0 to 9999 */
-            UsPersonFlag?: number;
-            UserAmount1?: components["schemas"]["Money"];
-            UserAmount2?: components["schemas"]["Money"];
-            /** @description string, at most 64 characters */
-            AltEmail?: components["schemas"]["XmlText"];
-            /** @description string, at most 4 characters */
-            CarrierRoute?: components["schemas"]["XmlText"];
-            /** @description string, at most 2 characters */
-            Chapter4StatusCode?: components["schemas"]["XmlText"];
-            City?: components["schemas"]["XmlText40"];
-            Country?: components["schemas"]["XmlText40"];
-            /** @description string, at most 2 characters */
-            CountryCode?: components["schemas"]["XmlText"];
-            /** @description string, at most 2 characters */
-            CreditReportAddrIndicator?: components["schemas"]["XmlText"];
-            /** @description string, at most 2 characters */
-            CreditReportConsumerInfo?: components["schemas"]["XmlText"];
-            DbaExtendedName?: components["schemas"]["XmlText40"];
-            DbaFirst?: components["schemas"]["XmlText20"];
-            DbaLast?: components["schemas"]["XmlText40"];
             /** @description string, at most 80 characters */
             DbaLongName?: components["schemas"]["XmlText"];
             DbaShortName?: components["schemas"]["XmlText20"];
-            DbaMiddle?: components["schemas"]["XmlText20"];
-            DbaSuffix?: components["schemas"]["XmlText10"];
-            DbaTitle?: components["schemas"]["XmlText20"];
-            /** @description string, at most 64 characters */
-            Email?: components["schemas"]["XmlText"];
-            EmployerName?: components["schemas"]["XmlText40"];
-            ExtendedName?: components["schemas"]["XmlText40"];
-            ExtraAddress?: components["schemas"]["XmlText40"];
-            ExtraInfo?: components["schemas"]["XmlText40"];
-            First?: components["schemas"]["XmlText20"];
-            ForeignTin?: components["schemas"]["XmlText20"];
-            /** @description string, at most 19 characters */
-            GIin?: components["schemas"]["XmlText"];
-            HomePhone?: components["schemas"]["XmlText20"];
-            /** @description string, at most 2 characters */
-            IrsCountryCode?: components["schemas"]["XmlText"];
-            Last?: components["schemas"]["XmlText40"];
-            Lei?: components["schemas"]["XmlText20"];
             License?: components["schemas"]["XmlText20"];
-            Lob?: components["schemas"]["XmlText40"];
             /** @description string, at most 80 characters */
             LongName?: components["schemas"]["XmlText"];
-            MbrAddrNumLink?: components["schemas"]["XmlText10"];
             MbrAddrNumber?: components["schemas"]["XmlText10"];
-            MemberNumLink?: components["schemas"]["XmlText10"];
             MemberNumber?: components["schemas"]["XmlText10"];
-            Middle?: components["schemas"]["XmlText20"];
-            MobilePhone?: components["schemas"]["XmlText20"];
-            MothersMaidenName?: components["schemas"]["XmlText40"];
-            NonAcctNameNum?: components["schemas"]["XmlText10"];
-            /** @description string, at most 2 characters */
-            NraExemptionCode?: components["schemas"]["XmlText"];
-            Occupation?: components["schemas"]["XmlText40"];
-            PagerNumber?: components["schemas"]["XmlText20"];
             PreferredContact?: components["schemas"]["XmlText40"];
             ShortName?: components["schemas"]["XmlText20"];
-            /** @description string, at most 1 characters */
-            Sex?: components["schemas"]["XmlText"];
-            /** @description string, at most 9 characters, matching ^[0-9]{9}$ */
-            Ssn?: components["schemas"]["XmlText"];
-            State?: components["schemas"]["XmlText10"];
-            Street?: components["schemas"]["XmlText40"];
-            Suffix?: components["schemas"]["XmlText10"];
-            Title?: components["schemas"]["XmlText20"];
-            UserChar1?: components["schemas"]["XmlText40"];
-            UserChar2?: components["schemas"]["XmlText40"];
-            UserChar3?: components["schemas"]["XmlText40"];
-            UserChar4?: components["schemas"]["XmlText40"];
-            WorkPhone?: components["schemas"]["XmlText20"];
-            /** @description string, at most 6 characters */
-            WorkPhoneExtension?: components["schemas"]["XmlText"];
-            ZipCode?: components["schemas"]["XmlText10"];
-            /** @description integer, 0 to 9999; at most 3 entries by EntryId, a null value removes the entry */
-            IdentDocFlag?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                IdentDocFlag: number | null;
-            }[];
-            /** @description string, at most 40 characters; at most 3 entries by EntryId, a null value removes the entry */
-            IdentIdDescription?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                IdentIdDescription: components["schemas"]["XmlTextOrNull"];
-            }[];
-            /** @description date; at most 3 entries by EntryId, a null value removes the entry */
-            IdentIdExpireDate?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                IdentIdExpireDate: components["schemas"]["UpdateDateOrNullValue"];
-            }[];
-            /** @description date; at most 3 entries by EntryId, a null value removes the entry */
-            IdentIdIssueDate?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                IdentIdIssueDate: components["schemas"]["UpdateDateOrNullValue"];
-            }[];
-            /** @description string, at most 20 characters; at most 3 entries by EntryId, a null value removes the entry */
-            IdentIdNumber?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                IdentIdNumber: components["schemas"]["XmlTextOrNull"];
-            }[];
-            /** @description integer, 0 to 9999; at most 3 entries by EntryId, a null value removes the entry */
-            IdentIdType?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                IdentIdType: number | null;
-            }[];
-            /** @description date; at most 3 entries by EntryId, a null value removes the entry */
-            IdentIdVerifyDate?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                IdentIdVerifyDate: components["schemas"]["UpdateDateOrNullValue"];
-            }[];
-        };
+        } & components["schemas"]["ShareNameUpdatableFieldsBase"];
         /** @description Fields of ShareTracking to update (persistent family). */
         ShareTrackingFields: {
-            CreationDate?: components["schemas"]["UpdateDateOrNull"];
-            /** @description integer, 0 to 2359 */
-            CreationTime?: number;
-            ExpireDate?: components["schemas"]["UpdateDateOrNull"];
             FmLastDate?: components["schemas"]["UpdateDateOrNull"];
             /** @description string, at most 4 characters */
             Id?: components["schemas"]["XmlText"];
@@ -5250,153 +4769,7 @@ export interface components {
             /** @description integer, 1 to 2147483647, read-only: reported as a failed update */
             Locator?: number;
             RecordChangeDate?: components["schemas"]["UpdateDateOrNull"];
-            /** @description integer, 0 to 9999 */
-            TrackingCode?: number;
-            /** @description integer, 0 to 9999 */
-            Type?: number;
-            UserAmount1?: components["schemas"]["Money"];
-            UserAmount2?: components["schemas"]["Money"];
-            UserAmount3?: components["schemas"]["Money"];
-            UserAmount4?: components["schemas"]["Money"];
-            UserAmount5?: components["schemas"]["Money"];
-            UserAmount6?: components["schemas"]["Money"];
-            UserAmount7?: components["schemas"]["Money"];
-            UserAmount8?: components["schemas"]["Money"];
-            UserAmount9?: components["schemas"]["Money"];
-            UserAmount10?: components["schemas"]["Money"];
-            UserAmount11?: components["schemas"]["Money"];
-            UserAmount12?: components["schemas"]["Money"];
-            UserAmount13?: components["schemas"]["Money"];
-            UserAmount14?: components["schemas"]["Money"];
-            UserAmount15?: components["schemas"]["Money"];
-            UserAmount16?: components["schemas"]["Money"];
-            UserAmount17?: components["schemas"]["Money"];
-            UserAmount18?: components["schemas"]["Money"];
-            UserAmount19?: components["schemas"]["Money"];
-            UserAmount20?: components["schemas"]["Money"];
-            UserChar1?: components["schemas"]["XmlText40"];
-            UserChar2?: components["schemas"]["XmlText40"];
-            UserChar3?: components["schemas"]["XmlText40"];
-            UserChar4?: components["schemas"]["XmlText40"];
-            UserChar5?: components["schemas"]["XmlText40"];
-            UserChar6?: components["schemas"]["XmlText40"];
-            UserChar7?: components["schemas"]["XmlText40"];
-            UserChar8?: components["schemas"]["XmlText40"];
-            UserChar9?: components["schemas"]["XmlText40"];
-            UserChar10?: components["schemas"]["XmlText40"];
-            UserChar11?: components["schemas"]["XmlText40"];
-            UserChar12?: components["schemas"]["XmlText40"];
-            UserChar13?: components["schemas"]["XmlText40"];
-            UserChar14?: components["schemas"]["XmlText40"];
-            UserChar15?: components["schemas"]["XmlText40"];
-            UserChar16?: components["schemas"]["XmlText40"];
-            UserChar17?: components["schemas"]["XmlText40"];
-            UserChar18?: components["schemas"]["XmlText40"];
-            UserChar19?: components["schemas"]["XmlText40"];
-            UserChar20?: components["schemas"]["XmlText40"];
-            /** @description integer, 0 to 9999 */
-            UserCode1?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode2?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode3?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode4?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode5?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode6?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode7?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode8?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode9?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode10?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode11?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode12?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode13?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode14?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode15?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode16?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode17?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode18?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode19?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode20?: number;
-            UserDate1?: components["schemas"]["UpdateDateOrNull"];
-            UserDate2?: components["schemas"]["UpdateDateOrNull"];
-            UserDate3?: components["schemas"]["UpdateDateOrNull"];
-            UserDate4?: components["schemas"]["UpdateDateOrNull"];
-            UserDate5?: components["schemas"]["UpdateDateOrNull"];
-            UserDate6?: components["schemas"]["UpdateDateOrNull"];
-            UserDate7?: components["schemas"]["UpdateDateOrNull"];
-            UserDate8?: components["schemas"]["UpdateDateOrNull"];
-            UserDate9?: components["schemas"]["UpdateDateOrNull"];
-            UserDate10?: components["schemas"]["UpdateDateOrNull"];
-            UserDate11?: components["schemas"]["UpdateDateOrNull"];
-            UserDate12?: components["schemas"]["UpdateDateOrNull"];
-            UserDate13?: components["schemas"]["UpdateDateOrNull"];
-            UserDate14?: components["schemas"]["UpdateDateOrNull"];
-            UserDate15?: components["schemas"]["UpdateDateOrNull"];
-            UserDate16?: components["schemas"]["UpdateDateOrNull"];
-            UserDate17?: components["schemas"]["UpdateDateOrNull"];
-            UserDate18?: components["schemas"]["UpdateDateOrNull"];
-            UserDate19?: components["schemas"]["UpdateDateOrNull"];
-            UserDate20?: components["schemas"]["UpdateDateOrNull"];
-            /** @description integer, 0 to 32767 */
-            UserId?: number;
-            UserNumber1?: components["schemas"]["Int"];
-            UserNumber2?: components["schemas"]["Int"];
-            UserNumber3?: components["schemas"]["Int"];
-            UserNumber4?: components["schemas"]["Int"];
-            UserNumber5?: components["schemas"]["Int"];
-            UserNumber6?: components["schemas"]["Int"];
-            UserNumber7?: components["schemas"]["Int"];
-            UserNumber8?: components["schemas"]["Int"];
-            UserNumber9?: components["schemas"]["Int"];
-            UserNumber10?: components["schemas"]["Int"];
-            UserNumber11?: components["schemas"]["Int"];
-            UserNumber12?: components["schemas"]["Int"];
-            UserNumber13?: components["schemas"]["Int"];
-            UserNumber14?: components["schemas"]["Int"];
-            UserNumber15?: components["schemas"]["Int"];
-            UserNumber16?: components["schemas"]["Int"];
-            UserNumber17?: components["schemas"]["Int"];
-            UserNumber18?: components["schemas"]["Int"];
-            UserNumber19?: components["schemas"]["Int"];
-            UserNumber20?: components["schemas"]["Int"];
-            UserRate1?: components["schemas"]["Rate"];
-            UserRate2?: components["schemas"]["Rate"];
-            UserRate3?: components["schemas"]["Rate"];
-            UserRate4?: components["schemas"]["Rate"];
-            UserRate5?: components["schemas"]["Rate"];
-            UserRate6?: components["schemas"]["Rate"];
-            UserRate7?: components["schemas"]["Rate"];
-            UserRate8?: components["schemas"]["Rate"];
-            UserRate9?: components["schemas"]["Rate"];
-            UserRate10?: components["schemas"]["Rate"];
-            UserRate11?: components["schemas"]["Rate"];
-            UserRate12?: components["schemas"]["Rate"];
-            UserRate13?: components["schemas"]["Rate"];
-            UserRate14?: components["schemas"]["Rate"];
-            UserRate15?: components["schemas"]["Rate"];
-            UserRate16?: components["schemas"]["Rate"];
-            UserRate17?: components["schemas"]["Rate"];
-            UserRate18?: components["schemas"]["Rate"];
-            UserRate19?: components["schemas"]["Rate"];
-            UserRate20?: components["schemas"]["Rate"];
-        };
+        } & components["schemas"]["ShareTrackingUpdatableFieldsBase"];
         /** @description Fields of Share to update (2022.01 family). */
         ShareUpdatableFields: components["schemas"]["ShareFields"];
         /** @description Fields of ShareAnalysis to update (2022.01 family). */
@@ -5414,342 +4787,9 @@ export interface components {
         /** @description Fields of ShareTransfer to update (2022.01 family). */
         ShareTransferUpdatableFields: components["schemas"]["ShareTransferFields"];
         /** @description Fields of ShareName to update (2022.01 family). */
-        ShareNameUpdatableFields: {
-            ActiveDutySeparationDate?: components["schemas"]["UpdateDateOrNull"];
-            ActiveDutyStartDate?: components["schemas"]["UpdateDateOrNull"];
-            ActiveDutyVerificationDate?: components["schemas"]["UpdateDateOrNull"];
-            AddrExpDate?: components["schemas"]["UpdateDateOrNull"];
-            BirthDate?: components["schemas"]["UpdateDateOrNull"];
-            CreditReportAddrIndicatorDate?: components["schemas"]["UpdateDateOrNull"];
-            CreditReportConsumerInfoDate?: components["schemas"]["UpdateDateOrNull"];
-            DeathDate?: components["schemas"]["UpdateDateOrNull"];
-            EffectiveDate?: components["schemas"]["UpdateDateOrNull"];
-            ExpirationDate?: components["schemas"]["UpdateDateOrNull"];
-            LastAddrVerifDate?: components["schemas"]["UpdateDateOrNull"];
-            MbrExpDate?: components["schemas"]["UpdateDateOrNull"];
-            UserDate1?: components["schemas"]["UpdateDateOrNull"];
-            UserDate2?: components["schemas"]["UpdateDateOrNull"];
-            W8ExpirationDate?: components["schemas"]["UpdateDateOrNull"];
-            /** @description integer, 0 to 9999 */
-            ActiveDuty?: number;
-            /** @description integer, 0 to 9999 */
-            AddressType?: number;
-            /** @description integer, 0 to 9999 */
-            BeneficialOwner?: number;
-            /** @description rate, 0 to 100 */
-            BeneficialPercent?: number;
-            /** @description rate, 0 to 100 */
-            BeneficiaryPercent?: number;
-            /** @description integer, 0 to 9999 */
-            Confidential?: number;
-            /** @description integer, 0 to 9999 */
-            CtrExempt?: number;
-            /** @description money, 0 to 9999999999999.99 */
-            CurrGrossMonthPay?: number;
-            /** @description money, 0 to 9999999999999.99 */
-            CurrNetMonthPay?: number;
-            /** @description integer, 0 to 9999 */
-            DbaNameFormat?: number;
-            /** @description integer, 0 to 9999 */
-            EcoaCode?: number;
-            /** @description integer, 0 to 9999 */
-            FormW8OnFile?: number;
-            /** @description integer, 0 to 9999 */
-            Headquarters?: number;
-            /** @description integer, 0 to 9999 */
-            Irs1042SAmendNum?: number;
-            /** @description integer, 0 to 9999 */
-            IrsCorrection?: number;
-            /** @description integer, 0 to 9999 */
-            MailOverride?: number;
-            /** @description integer, 0 to 9999 */
-            MarketingAddress?: number;
-            /** @description integer, 0 to 9999 */
-            MbrStatus?: number;
-            /** @description integer, 0 to 9999 */
-            NameFormat?: number;
-            /** @description rate, 0 to 100 */
-            NraTaxRate?: number;
-            /** @description integer, 0 to 9999 */
-            PhoneType?: number;
-            /** @description integer, 0 to 9999 */
-            PreferredContactMethod?: number;
-            /** @description integer, 0 to 9999 */
-            Restrict?: number;
-            /** @description integer, 0 to 9999 */
-            SsnCertification?: number;
-            /** @description integer, 0 to 9999 */
-            SsnOverride?: number;
-            /** @description integer, 0 to 9999 */
-            SsnType?: number;
-            /** @description integer, 0 to 9999 */
-            SubType?: number;
-            /** @description integer, 0 to 9999 */
-            SubstantialOwner?: number;
-            /** @description integer, 0 to 9999 */
-            Type?: number;
-            /** @description integer, 0 to 9999 */
-            UsPersonFlag?: number;
-            UserAmount1?: components["schemas"]["Money"];
-            UserAmount2?: components["schemas"]["Money"];
-            /** @description string, at most 64 characters */
-            AltEmail?: components["schemas"]["XmlText"];
-            /** @description string, at most 4 characters */
-            CarrierRoute?: components["schemas"]["XmlText"];
-            /** @description string, at most 2 characters */
-            Chapter4StatusCode?: components["schemas"]["XmlText"];
-            City?: components["schemas"]["XmlText40"];
-            Country?: components["schemas"]["XmlText40"];
-            /** @description string, at most 2 characters */
-            CountryCode?: components["schemas"]["XmlText"];
-            /** @description string, at most 2 characters */
-            CreditReportAddrIndicator?: components["schemas"]["XmlText"];
-            /** @description string, at most 2 characters */
-            CreditReportConsumerInfo?: components["schemas"]["XmlText"];
-            DbaExtendedName?: components["schemas"]["XmlText40"];
-            DbaFirst?: components["schemas"]["XmlText20"];
-            DbaLast?: components["schemas"]["XmlText40"];
-            DbaMiddle?: components["schemas"]["XmlText20"];
-            DbaSuffix?: components["schemas"]["XmlText10"];
-            DbaTitle?: components["schemas"]["XmlText20"];
-            /** @description string, at most 64 characters */
-            Email?: components["schemas"]["XmlText"];
-            EmployerName?: components["schemas"]["XmlText40"];
-            ExtendedName?: components["schemas"]["XmlText40"];
-            ExtraAddress?: components["schemas"]["XmlText40"];
-            ExtraInfo?: components["schemas"]["XmlText40"];
-            First?: components["schemas"]["XmlText20"];
-            ForeignTin?: components["schemas"]["XmlText20"];
-            /** @description string, at most 19 characters */
-            GIin?: components["schemas"]["XmlText"];
-            HomePhone?: components["schemas"]["XmlText20"];
-            /** @description string, at most 2 characters */
-            IrsCountryCode?: components["schemas"]["XmlText"];
-            Last?: components["schemas"]["XmlText40"];
-            Lei?: components["schemas"]["XmlText20"];
-            Lob?: components["schemas"]["XmlText40"];
-            MbrAddrNumLink?: components["schemas"]["XmlText10"];
-            MemberNumLink?: components["schemas"]["XmlText10"];
-            Middle?: components["schemas"]["XmlText20"];
-            MobilePhone?: components["schemas"]["XmlText20"];
-            MothersMaidenName?: components["schemas"]["XmlText40"];
-            NonAcctNameNum?: components["schemas"]["XmlText10"];
-            /** @description string, at most 2 characters */
-            NraExemptionCode?: components["schemas"]["XmlText"];
-            Occupation?: components["schemas"]["XmlText40"];
-            PagerNumber?: components["schemas"]["XmlText20"];
-            /** @description string, at most 1 characters */
-            Sex?: components["schemas"]["XmlText"];
-            /** @description string, at most 9 characters, matching ^[0-9]{9}$ */
-            Ssn?: components["schemas"]["XmlText"];
-            State?: components["schemas"]["XmlText10"];
-            Street?: components["schemas"]["XmlText40"];
-            Suffix?: components["schemas"]["XmlText10"];
-            Title?: components["schemas"]["XmlText20"];
-            UserChar1?: components["schemas"]["XmlText40"];
-            UserChar2?: components["schemas"]["XmlText40"];
-            UserChar3?: components["schemas"]["XmlText40"];
-            UserChar4?: components["schemas"]["XmlText40"];
-            WorkPhone?: components["schemas"]["XmlText20"];
-            /** @description string, at most 6 characters */
-            WorkPhoneExtension?: components["schemas"]["XmlText"];
-            ZipCode?: components["schemas"]["XmlText10"];
-            /** @description integer, 0 to 9999; at most 3 entries by EntryId, a null value removes the entry */
-            IdentDocFlag?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                IdentDocFlag: number | null;
-            }[];
-            /** @description string, at most 40 characters; at most 3 entries by EntryId, a null value removes the entry */
-            IdentIdDescription?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                IdentIdDescription: components["schemas"]["XmlTextOrNull"];
-            }[];
-            /** @description date; at most 3 entries by EntryId, a null value removes the entry */
-            IdentIdExpireDate?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                IdentIdExpireDate: components["schemas"]["UpdateDateOrNullValue"];
-            }[];
-            /** @description date; at most 3 entries by EntryId, a null value removes the entry */
-            IdentIdIssueDate?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                IdentIdIssueDate: components["schemas"]["UpdateDateOrNullValue"];
-            }[];
-            /** @description string, at most 20 characters; at most 3 entries by EntryId, a null value removes the entry */
-            IdentIdNumber?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                IdentIdNumber: components["schemas"]["XmlTextOrNull"];
-            }[];
-            /** @description integer, 0 to 9999; at most 3 entries by EntryId, a null value removes the entry */
-            IdentIdType?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                IdentIdType: number | null;
-            }[];
-            /** @description date; at most 3 entries by EntryId, a null value removes the entry */
-            IdentIdVerifyDate?: {
-                /** @description 1 to 3 */
-                EntryId: number;
-                IdentIdVerifyDate: components["schemas"]["UpdateDateOrNullValue"];
-            }[];
-        };
+        ShareNameUpdatableFields: components["schemas"]["ShareNameUpdatableFieldsBase"];
         /** @description Fields of ShareTracking to update (2022.01 family). */
-        ShareTrackingUpdatableFields: {
-            CreationDate?: components["schemas"]["UpdateDateOrNull"];
-            /** @description integer, 0 to 2359 */
-            CreationTime?: number;
-            ExpireDate?: components["schemas"]["UpdateDateOrNull"];
-            /** @description integer, 0 to 9999 */
-            TrackingCode?: number;
-            /** @description integer, 0 to 9999 */
-            Type?: number;
-            UserAmount1?: components["schemas"]["Money"];
-            UserAmount2?: components["schemas"]["Money"];
-            UserAmount3?: components["schemas"]["Money"];
-            UserAmount4?: components["schemas"]["Money"];
-            UserAmount5?: components["schemas"]["Money"];
-            UserAmount6?: components["schemas"]["Money"];
-            UserAmount7?: components["schemas"]["Money"];
-            UserAmount8?: components["schemas"]["Money"];
-            UserAmount9?: components["schemas"]["Money"];
-            UserAmount10?: components["schemas"]["Money"];
-            UserAmount11?: components["schemas"]["Money"];
-            UserAmount12?: components["schemas"]["Money"];
-            UserAmount13?: components["schemas"]["Money"];
-            UserAmount14?: components["schemas"]["Money"];
-            UserAmount15?: components["schemas"]["Money"];
-            UserAmount16?: components["schemas"]["Money"];
-            UserAmount17?: components["schemas"]["Money"];
-            UserAmount18?: components["schemas"]["Money"];
-            UserAmount19?: components["schemas"]["Money"];
-            UserAmount20?: components["schemas"]["Money"];
-            UserChar1?: components["schemas"]["XmlText40"];
-            UserChar2?: components["schemas"]["XmlText40"];
-            UserChar3?: components["schemas"]["XmlText40"];
-            UserChar4?: components["schemas"]["XmlText40"];
-            UserChar5?: components["schemas"]["XmlText40"];
-            UserChar6?: components["schemas"]["XmlText40"];
-            UserChar7?: components["schemas"]["XmlText40"];
-            UserChar8?: components["schemas"]["XmlText40"];
-            UserChar9?: components["schemas"]["XmlText40"];
-            UserChar10?: components["schemas"]["XmlText40"];
-            UserChar11?: components["schemas"]["XmlText40"];
-            UserChar12?: components["schemas"]["XmlText40"];
-            UserChar13?: components["schemas"]["XmlText40"];
-            UserChar14?: components["schemas"]["XmlText40"];
-            UserChar15?: components["schemas"]["XmlText40"];
-            UserChar16?: components["schemas"]["XmlText40"];
-            UserChar17?: components["schemas"]["XmlText40"];
-            UserChar18?: components["schemas"]["XmlText40"];
-            UserChar19?: components["schemas"]["XmlText40"];
-            UserChar20?: components["schemas"]["XmlText40"];
-            /** @description integer, 0 to 9999 */
-            UserCode1?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode2?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode3?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode4?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode5?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode6?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode7?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode8?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode9?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode10?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode11?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode12?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode13?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode14?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode15?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode16?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode17?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode18?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode19?: number;
-            /** @description integer, 0 to 9999 */
-            UserCode20?: number;
-            UserDate1?: components["schemas"]["UpdateDateOrNull"];
-            UserDate2?: components["schemas"]["UpdateDateOrNull"];
-            UserDate3?: components["schemas"]["UpdateDateOrNull"];
-            UserDate4?: components["schemas"]["UpdateDateOrNull"];
-            UserDate5?: components["schemas"]["UpdateDateOrNull"];
-            UserDate6?: components["schemas"]["UpdateDateOrNull"];
-            UserDate7?: components["schemas"]["UpdateDateOrNull"];
-            UserDate8?: components["schemas"]["UpdateDateOrNull"];
-            UserDate9?: components["schemas"]["UpdateDateOrNull"];
-            UserDate10?: components["schemas"]["UpdateDateOrNull"];
-            UserDate11?: components["schemas"]["UpdateDateOrNull"];
-            UserDate12?: components["schemas"]["UpdateDateOrNull"];
-            UserDate13?: components["schemas"]["UpdateDateOrNull"];
-            UserDate14?: components["schemas"]["UpdateDateOrNull"];
-            UserDate15?: components["schemas"]["UpdateDateOrNull"];
-            UserDate16?: components["schemas"]["UpdateDateOrNull"];
-            UserDate17?: components["schemas"]["UpdateDateOrNull"];
-            UserDate18?: components["schemas"]["UpdateDateOrNull"];
-            UserDate19?: components["schemas"]["UpdateDateOrNull"];
-            UserDate20?: components["schemas"]["UpdateDateOrNull"];
-            /** @description integer, 0 to 32767 */
-            UserId?: number;
-            UserNumber1?: components["schemas"]["Int"];
-            UserNumber2?: components["schemas"]["Int"];
-            UserNumber3?: components["schemas"]["Int"];
-            UserNumber4?: components["schemas"]["Int"];
-            UserNumber5?: components["schemas"]["Int"];
-            UserNumber6?: components["schemas"]["Int"];
-            UserNumber7?: components["schemas"]["Int"];
-            UserNumber8?: components["schemas"]["Int"];
-            UserNumber9?: components["schemas"]["Int"];
-            UserNumber10?: components["schemas"]["Int"];
-            UserNumber11?: components["schemas"]["Int"];
-            UserNumber12?: components["schemas"]["Int"];
-            UserNumber13?: components["schemas"]["Int"];
-            UserNumber14?: components["schemas"]["Int"];
-            UserNumber15?: components["schemas"]["Int"];
-            UserNumber16?: components["schemas"]["Int"];
-            UserNumber17?: components["schemas"]["Int"];
-            UserNumber18?: components["schemas"]["Int"];
-            UserNumber19?: components["schemas"]["Int"];
-            UserNumber20?: components["schemas"]["Int"];
-            UserRate1?: components["schemas"]["Rate"];
-            UserRate2?: components["schemas"]["Rate"];
-            UserRate3?: components["schemas"]["Rate"];
-            UserRate4?: components["schemas"]["Rate"];
-            UserRate5?: components["schemas"]["Rate"];
-            UserRate6?: components["schemas"]["Rate"];
-            UserRate7?: components["schemas"]["Rate"];
-            UserRate8?: components["schemas"]["Rate"];
-            UserRate9?: components["schemas"]["Rate"];
-            UserRate10?: components["schemas"]["Rate"];
-            UserRate11?: components["schemas"]["Rate"];
-            UserRate12?: components["schemas"]["Rate"];
-            UserRate13?: components["schemas"]["Rate"];
-            UserRate14?: components["schemas"]["Rate"];
-            UserRate15?: components["schemas"]["Rate"];
-            UserRate16?: components["schemas"]["Rate"];
-            UserRate17?: components["schemas"]["Rate"];
-            UserRate18?: components["schemas"]["Rate"];
-            UserRate19?: components["schemas"]["Rate"];
-            UserRate20?: components["schemas"]["Rate"];
-        };
+        ShareTrackingUpdatableFields: components["schemas"]["ShareTrackingUpdatableFieldsBase"];
         PagingRequestContext: {
             /** @description Page size; values above the configured maximum are capped to it */
             NumberOfRecordsToReturn?: number;
@@ -5784,108 +4824,439 @@ export interface components {
         Int32: number;
         /** @description Account number: 10 digits */
         AccountNumber: string;
+        ShareNameUpdatableFieldsBase: {
+            ActiveDutySeparationDate?: components["schemas"]["UpdateDateOrNull"];
+            ActiveDutyStartDate?: components["schemas"]["UpdateDateOrNull"];
+            ActiveDutyVerificationDate?: components["schemas"]["UpdateDateOrNull"];
+            AddrExpDate?: components["schemas"]["UpdateDateOrNull"];
+            BirthDate?: components["schemas"]["UpdateDateOrNull"];
+            CreditReportAddrIndicatorDate?: components["schemas"]["UpdateDateOrNull"];
+            CreditReportConsumerInfoDate?: components["schemas"]["UpdateDateOrNull"];
+            DeathDate?: components["schemas"]["UpdateDateOrNull"];
+            EffectiveDate?: components["schemas"]["UpdateDateOrNull"];
+            ExpirationDate?: components["schemas"]["UpdateDateOrNull"];
+            LastAddrVerifDate?: components["schemas"]["UpdateDateOrNull"];
+            MbrExpDate?: components["schemas"]["UpdateDateOrNull"];
+            UserDate1?: components["schemas"]["UpdateDateOrNull"];
+            UserDate2?: components["schemas"]["UpdateDateOrNull"];
+            W8ExpirationDate?: components["schemas"]["UpdateDateOrNull"];
+            /** @description integer, 0 to 9999 */
+            ActiveDuty?: number;
+            /** @description integer, 0 to 9999 */
+            AddressType?: number;
+            /** @description integer, 0 to 9999 */
+            BeneficialOwner?: number;
+            /** @description rate, 0 to 100 */
+            BeneficialPercent?: number;
+            /** @description rate, 0 to 100 */
+            BeneficiaryPercent?: number;
+            /** @description integer, 0 to 9999 */
+            Confidential?: number;
+            /** @description integer, 0 to 9999 */
+            CtrExempt?: number;
+            /** @description money, 0 to 9999999999999.99 */
+            CurrGrossMonthPay?: number;
+            /** @description money, 0 to 9999999999999.99 */
+            CurrNetMonthPay?: number;
+            /** @description integer, 0 to 9999 */
+            DbaNameFormat?: number;
+            /** @description integer, 0 to 9999 */
+            EcoaCode?: number;
+            /** @description integer, 0 to 9999 */
+            FormW8OnFile?: number;
+            /** @description integer, 0 to 9999 */
+            Headquarters?: number;
+            /** @description integer, 0 to 9999 */
+            Irs1042SAmendNum?: number;
+            /** @description integer, 0 to 9999 */
+            IrsCorrection?: number;
+            /** @description integer, 0 to 9999 */
+            MailOverride?: number;
+            /** @description integer, 0 to 9999 */
+            MarketingAddress?: number;
+            /** @description integer, 0 to 9999 */
+            MbrStatus?: number;
+            /** @description integer, 0 to 9999 */
+            NameFormat?: number;
+            /** @description rate, 0 to 100 */
+            NraTaxRate?: number;
+            /** @description integer, 0 to 9999 */
+            PhoneType?: number;
+            /** @description integer, 0 to 9999 */
+            PreferredContactMethod?: number;
+            /** @description integer, 0 to 9999 */
+            Restrict?: number;
+            /** @description integer, 0 to 9999 */
+            SsnCertification?: number;
+            /** @description integer, 0 to 9999 */
+            SsnOverride?: number;
+            /** @description integer, 0 to 9999 */
+            SsnType?: number;
+            /** @description integer, 0 to 9999 */
+            SubType?: number;
+            /** @description integer, 0 to 9999 */
+            SubstantialOwner?: number;
+            /** @description integer, 0 to 9999 */
+            Type?: number;
+            /** @description integer, 0 to 9999 */
+            UsPersonFlag?: number;
+            UserAmount1?: components["schemas"]["Money"];
+            UserAmount2?: components["schemas"]["Money"];
+            /** @description string, at most 64 characters */
+            AltEmail?: components["schemas"]["XmlText"];
+            /** @description string, at most 4 characters */
+            CarrierRoute?: components["schemas"]["XmlText"];
+            /** @description string, at most 2 characters */
+            Chapter4StatusCode?: components["schemas"]["XmlText"];
+            City?: components["schemas"]["XmlText40"];
+            Country?: components["schemas"]["XmlText40"];
+            /** @description string, at most 2 characters */
+            CountryCode?: components["schemas"]["XmlText"];
+            /** @description string, at most 2 characters */
+            CreditReportAddrIndicator?: components["schemas"]["XmlText"];
+            /** @description string, at most 2 characters */
+            CreditReportConsumerInfo?: components["schemas"]["XmlText"];
+            DbaExtendedName?: components["schemas"]["XmlText40"];
+            DbaFirst?: components["schemas"]["XmlText20"];
+            DbaLast?: components["schemas"]["XmlText40"];
+            DbaMiddle?: components["schemas"]["XmlText20"];
+            DbaSuffix?: components["schemas"]["XmlText10"];
+            DbaTitle?: components["schemas"]["XmlText20"];
+            /** @description string, at most 64 characters */
+            Email?: components["schemas"]["XmlText"];
+            EmployerName?: components["schemas"]["XmlText40"];
+            ExtendedName?: components["schemas"]["XmlText40"];
+            ExtraAddress?: components["schemas"]["XmlText40"];
+            ExtraInfo?: components["schemas"]["XmlText40"];
+            First?: components["schemas"]["XmlText20"];
+            ForeignTin?: components["schemas"]["XmlText20"];
+            /** @description string, at most 19 characters */
+            GIin?: components["schemas"]["XmlText"];
+            HomePhone?: components["schemas"]["XmlText20"];
+            /** @description string, at most 2 characters */
+            IrsCountryCode?: components["schemas"]["XmlText"];
+            Last?: components["schemas"]["XmlText40"];
+            Lei?: components["schemas"]["XmlText20"];
+            Lob?: components["schemas"]["XmlText40"];
+            MbrAddrNumLink?: components["schemas"]["XmlText10"];
+            MemberNumLink?: components["schemas"]["XmlText10"];
+            Middle?: components["schemas"]["XmlText20"];
+            MobilePhone?: components["schemas"]["XmlText20"];
+            MothersMaidenName?: components["schemas"]["XmlText40"];
+            NonAcctNameNum?: components["schemas"]["XmlText10"];
+            /** @description string, at most 2 characters */
+            NraExemptionCode?: components["schemas"]["XmlText"];
+            Occupation?: components["schemas"]["XmlText40"];
+            PagerNumber?: components["schemas"]["XmlText20"];
+            /** @description string, at most 1 characters */
+            Sex?: components["schemas"]["XmlText"];
+            /** @description string, at most 9 characters, matching ^[0-9]{9}$ */
+            Ssn?: components["schemas"]["XmlText"];
+            State?: components["schemas"]["XmlText10"];
+            Street?: components["schemas"]["XmlText40"];
+            Suffix?: components["schemas"]["XmlText10"];
+            Title?: components["schemas"]["XmlText20"];
+            UserChar1?: components["schemas"]["XmlText40"];
+            UserChar2?: components["schemas"]["XmlText40"];
+            UserChar3?: components["schemas"]["XmlText40"];
+            UserChar4?: components["schemas"]["XmlText40"];
+            WorkPhone?: components["schemas"]["XmlText20"];
+            /** @description string, at most 6 characters */
+            WorkPhoneExtension?: components["schemas"]["XmlText"];
+            ZipCode?: components["schemas"]["XmlText10"];
+            /** @description integer, 0 to 9999; at most 3 entries by EntryId, a null value removes the entry */
+            IdentDocFlag?: {
+                /** @description 1 to 3 */
+                EntryId: number;
+                IdentDocFlag: number | null;
+            }[];
+            /** @description string, at most 40 characters; at most 3 entries by EntryId, a null value removes the entry */
+            IdentIdDescription?: {
+                /** @description 1 to 3 */
+                EntryId: number;
+                IdentIdDescription: components["schemas"]["XmlTextOrNull"];
+            }[];
+            /** @description date; at most 3 entries by EntryId, a null value removes the entry */
+            IdentIdExpireDate?: {
+                /** @description 1 to 3 */
+                EntryId: number;
+                IdentIdExpireDate: components["schemas"]["UpdateDateOrNullValue"];
+            }[];
+            /** @description date; at most 3 entries by EntryId, a null value removes the entry */
+            IdentIdIssueDate?: {
+                /** @description 1 to 3 */
+                EntryId: number;
+                IdentIdIssueDate: components["schemas"]["UpdateDateOrNullValue"];
+            }[];
+            /** @description string, at most 20 characters; at most 3 entries by EntryId, a null value removes the entry */
+            IdentIdNumber?: {
+                /** @description 1 to 3 */
+                EntryId: number;
+                IdentIdNumber: components["schemas"]["XmlTextOrNull"];
+            }[];
+            /** @description integer, 0 to 9999; at most 3 entries by EntryId, a null value removes the entry */
+            IdentIdType?: {
+                /** @description 1 to 3 */
+                EntryId: number;
+                IdentIdType: number | null;
+            }[];
+            /** @description date; at most 3 entries by EntryId, a null value removes the entry */
+            IdentIdVerifyDate?: {
+                /** @description 1 to 3 */
+                EntryId: number;
+                IdentIdVerifyDate: components["schemas"]["UpdateDateOrNullValue"];
+            }[];
+        };
+        ShareTrackingUpdatableFieldsBase: {
+            CreationDate?: components["schemas"]["UpdateDateOrNull"];
+            /** @description integer, 0 to 2359 */
+            CreationTime?: number;
+            ExpireDate?: components["schemas"]["UpdateDateOrNull"];
+            /** @description integer, 0 to 9999 */
+            TrackingCode?: number;
+            /** @description integer, 0 to 9999 */
+            Type?: number;
+            UserAmount1?: components["schemas"]["Money"];
+            UserAmount2?: components["schemas"]["Money"];
+            UserAmount3?: components["schemas"]["Money"];
+            UserAmount4?: components["schemas"]["Money"];
+            UserAmount5?: components["schemas"]["Money"];
+            UserAmount6?: components["schemas"]["Money"];
+            UserAmount7?: components["schemas"]["Money"];
+            UserAmount8?: components["schemas"]["Money"];
+            UserAmount9?: components["schemas"]["Money"];
+            UserAmount10?: components["schemas"]["Money"];
+            UserAmount11?: components["schemas"]["Money"];
+            UserAmount12?: components["schemas"]["Money"];
+            UserAmount13?: components["schemas"]["Money"];
+            UserAmount14?: components["schemas"]["Money"];
+            UserAmount15?: components["schemas"]["Money"];
+            UserAmount16?: components["schemas"]["Money"];
+            UserAmount17?: components["schemas"]["Money"];
+            UserAmount18?: components["schemas"]["Money"];
+            UserAmount19?: components["schemas"]["Money"];
+            UserAmount20?: components["schemas"]["Money"];
+            UserChar1?: components["schemas"]["XmlText40"];
+            UserChar2?: components["schemas"]["XmlText40"];
+            UserChar3?: components["schemas"]["XmlText40"];
+            UserChar4?: components["schemas"]["XmlText40"];
+            UserChar5?: components["schemas"]["XmlText40"];
+            UserChar6?: components["schemas"]["XmlText40"];
+            UserChar7?: components["schemas"]["XmlText40"];
+            UserChar8?: components["schemas"]["XmlText40"];
+            UserChar9?: components["schemas"]["XmlText40"];
+            UserChar10?: components["schemas"]["XmlText40"];
+            UserChar11?: components["schemas"]["XmlText40"];
+            UserChar12?: components["schemas"]["XmlText40"];
+            UserChar13?: components["schemas"]["XmlText40"];
+            UserChar14?: components["schemas"]["XmlText40"];
+            UserChar15?: components["schemas"]["XmlText40"];
+            UserChar16?: components["schemas"]["XmlText40"];
+            UserChar17?: components["schemas"]["XmlText40"];
+            UserChar18?: components["schemas"]["XmlText40"];
+            UserChar19?: components["schemas"]["XmlText40"];
+            UserChar20?: components["schemas"]["XmlText40"];
+            /** @description integer, 0 to 9999 */
+            UserCode1?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode2?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode3?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode4?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode5?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode6?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode7?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode8?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode9?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode10?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode11?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode12?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode13?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode14?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode15?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode16?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode17?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode18?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode19?: number;
+            /** @description integer, 0 to 9999 */
+            UserCode20?: number;
+            UserDate1?: components["schemas"]["UpdateDateOrNull"];
+            UserDate2?: components["schemas"]["UpdateDateOrNull"];
+            UserDate3?: components["schemas"]["UpdateDateOrNull"];
+            UserDate4?: components["schemas"]["UpdateDateOrNull"];
+            UserDate5?: components["schemas"]["UpdateDateOrNull"];
+            UserDate6?: components["schemas"]["UpdateDateOrNull"];
+            UserDate7?: components["schemas"]["UpdateDateOrNull"];
+            UserDate8?: components["schemas"]["UpdateDateOrNull"];
+            UserDate9?: components["schemas"]["UpdateDateOrNull"];
+            UserDate10?: components["schemas"]["UpdateDateOrNull"];
+            UserDate11?: components["schemas"]["UpdateDateOrNull"];
+            UserDate12?: components["schemas"]["UpdateDateOrNull"];
+            UserDate13?: components["schemas"]["UpdateDateOrNull"];
+            UserDate14?: components["schemas"]["UpdateDateOrNull"];
+            UserDate15?: components["schemas"]["UpdateDateOrNull"];
+            UserDate16?: components["schemas"]["UpdateDateOrNull"];
+            UserDate17?: components["schemas"]["UpdateDateOrNull"];
+            UserDate18?: components["schemas"]["UpdateDateOrNull"];
+            UserDate19?: components["schemas"]["UpdateDateOrNull"];
+            UserDate20?: components["schemas"]["UpdateDateOrNull"];
+            /** @description integer, 0 to 32767 */
+            UserId?: number;
+            UserNumber1?: components["schemas"]["Int"];
+            UserNumber2?: components["schemas"]["Int"];
+            UserNumber3?: components["schemas"]["Int"];
+            UserNumber4?: components["schemas"]["Int"];
+            UserNumber5?: components["schemas"]["Int"];
+            UserNumber6?: components["schemas"]["Int"];
+            UserNumber7?: components["schemas"]["Int"];
+            UserNumber8?: components["schemas"]["Int"];
+            UserNumber9?: components["schemas"]["Int"];
+            UserNumber10?: components["schemas"]["Int"];
+            UserNumber11?: components["schemas"]["Int"];
+            UserNumber12?: components["schemas"]["Int"];
+            UserNumber13?: components["schemas"]["Int"];
+            UserNumber14?: components["schemas"]["Int"];
+            UserNumber15?: components["schemas"]["Int"];
+            UserNumber16?: components["schemas"]["Int"];
+            UserNumber17?: components["schemas"]["Int"];
+            UserNumber18?: components["schemas"]["Int"];
+            UserNumber19?: components["schemas"]["Int"];
+            UserNumber20?: components["schemas"]["Int"];
+            UserRate1?: components["schemas"]["Rate"];
+            UserRate2?: components["schemas"]["Rate"];
+            UserRate3?: components["schemas"]["Rate"];
+            UserRate4?: components["schemas"]["Rate"];
+            UserRate5?: components["schemas"]["Rate"];
+            UserRate6?: components["schemas"]["Rate"];
+            UserRate7?: components["schemas"]["Rate"];
+            UserRate8?: components["schemas"]["Rate"];
+            UserRate9?: components["schemas"]["Rate"];
+            UserRate10?: components["schemas"]["Rate"];
+            UserRate11?: components["schemas"]["Rate"];
+            UserRate12?: components["schemas"]["Rate"];
+            UserRate13?: components["schemas"]["Rate"];
+            UserRate14?: components["schemas"]["Rate"];
+            UserRate15?: components["schemas"]["Rate"];
+            UserRate16?: components["schemas"]["Rate"];
+            UserRate17?: components["schemas"]["Rate"];
+            UserRate18?: components["schemas"]["Rate"];
+            UserRate19?: components["schemas"]["Rate"];
+            UserRate20?: components["schemas"]["Rate"];
+        };
+        "answer-findByActiveCard": {
+            /** @description Account number: 10 digits */
+            AccountNumber: string | null;
+            /** @description The operation name */
+            MessageId: string;
+        };
+        "answer-updateShareByID": {
+            UpdateStatus: {
+                isAllFieldsUpdateSuccess: boolean;
+                /**
+                 * @description null when nothing failed; one failure object naming every failed field otherwise
+                 * @default null
+                 */
+                FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | null;
+                Version_1: null;
+                _value_1: null;
+            };
+            MessageId: string;
+        };
+        "answer-v2022_01_updateShareByID": {
+            UpdateStatus: {
+                isAllFieldsUpdateSuccess: boolean;
+                /**
+                 * @description Empty when nothing failed
+                 * @default []
+                 */
+                FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][];
+            };
+            MessageId: string;
+        };
+        "answer-v2022_01_getCollateralCollHold": {
+            CollateralCollHold: components["schemas"]["CollateralCollHold"];
+        };
+        "answer-v2022_01_getCollateralDocumentTracking": {
+            CollateralDocumentTracking: components["schemas"]["CollateralDocumentTracking"];
+        };
+        "answer-v2022_01_getCollateralTracking": {
+            CollateralTracking: components["schemas"]["CollateralTracking"];
+        };
     };
     responses: {
-        /** @description The request is not valid: its body, a query or a paging token (`errors` names each property at fault) */
-        "400-VALIDATION_FAILED-MALFORMED_JSON": {
+        /**
+         * @description Problem details; by status, the codes each carries:
+         *     - **400** `VALIDATION_FAILED`, `MALFORMED_JSON`
+         *     - **401** `UNAUTHENTICATED`
+         *     - **403** `FORBIDDEN`, `SANDBOX_FAULTS_DISABLED`
+         *     - **413** `PAYLOAD_TOO_LARGE`
+         *     - **415** `UNSUPPORTED_MEDIA_TYPE`
+         *     - **429** `RATE_LIMITED`
+         */
+        "4XX-1": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
+                "application/problem+json": components["schemas"]["Problem"] & ({
+                    /** @constant */
+                    status?: 400;
                     /** @enum {unknown} */
                     code?: "VALIDATION_FAILED" | "MALFORMED_JSON";
-                };
-            };
-        };
-        /** @description No valid bearer token */
-        "401-UNAUTHENTICATED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
+                } | {
+                    /** @constant */
+                    status?: 401;
                     /** @enum {unknown} */
                     code?: "UNAUTHENTICATED";
-                };
-            };
-        };
-        /** @description The token lacks the operation's scope, the body credentials do not allow the call, or a fault header is refused */
-        "403-FORBIDDEN-SANDBOX_FAULTS_DISABLED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
+                } | {
+                    /** @constant */
+                    status?: 403;
                     /** @enum {unknown} */
                     code?: "FORBIDDEN" | "SANDBOX_FAULTS_DISABLED";
-                };
-            };
-        };
-        /** @description The body is larger than the limit */
-        "413-PAYLOAD_TOO_LARGE": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
+                } | {
+                    /** @constant */
+                    status?: 413;
                     /** @enum {unknown} */
                     code?: "PAYLOAD_TOO_LARGE";
-                };
-            };
-        };
-        /** @description The body is not `application/json` */
-        "415-UNSUPPORTED_MEDIA_TYPE": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
+                } | {
+                    /** @constant */
+                    status?: 415;
                     /** @enum {unknown} */
                     code?: "UNSUPPORTED_MEDIA_TYPE";
-                };
-            };
-        };
-        /** @description Too many calls with this token; retry after `Retry-After` seconds */
-        "429-RATE_LIMITED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "Retry-After": components["headers"]["Retry-After"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
+                } | {
+                    /** @constant */
+                    status?: 429;
                     /** @enum {unknown} */
                     code?: "RATE_LIMITED";
-                };
+                });
             };
         };
-        /** @description Something went wrong on our side; quote the request id */
-        "500-INTERNAL": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {unknown} */
-                    code?: "INTERNAL";
-                };
-            };
-        };
-        /** @description The database or the core cannot be reached now; retry after `Retry-After` seconds */
-        "503-UNAVAILABLE": {
+        /**
+         * @description Problem details; by status, the codes each carries:
+         *     - **500** `INTERNAL`
+         *     - **503** `UNAVAILABLE`
+         */
+        "5XX-1": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -5893,333 +5264,308 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
+                "application/problem+json": components["schemas"]["Problem"] & ({
+                    /** @constant */
+                    status?: 500;
+                    /** @enum {unknown} */
+                    code?: "INTERNAL";
+                } | {
+                    /** @constant */
+                    status?: 503;
                     /** @enum {unknown} */
                     code?: "UNAVAILABLE";
-                };
+                });
             };
         };
-        /** @description No record with the key the request names */
-        "404-RECORD_NOT_FOUND": {
+        /**
+         * @description Problem details; by status, the codes each carries:
+         *     - **400** `VALIDATION_FAILED`, `MALFORMED_JSON`
+         *     - **401** `UNAUTHENTICATED`
+         *     - **403** `FORBIDDEN`, `SANDBOX_FAULTS_DISABLED`
+         *     - **404** `RECORD_NOT_FOUND`
+         *     - **413** `PAYLOAD_TOO_LARGE`
+         *     - **415** `UNSUPPORTED_MEDIA_TYPE`
+         *     - **429** `RATE_LIMITED`
+         */
+        "4XX-2": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
+                "application/problem+json": components["schemas"]["Problem"] & ({
+                    /** @constant */
+                    status?: 400;
+                    /** @enum {unknown} */
+                    code?: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                } | {
+                    /** @constant */
+                    status?: 401;
+                    /** @enum {unknown} */
+                    code?: "UNAUTHENTICATED";
+                } | {
+                    /** @constant */
+                    status?: 403;
+                    /** @enum {unknown} */
+                    code?: "FORBIDDEN" | "SANDBOX_FAULTS_DISABLED";
+                } | {
+                    /** @constant */
+                    status?: 404;
                     /** @enum {unknown} */
                     code?: "RECORD_NOT_FOUND";
-                };
-            };
-        };
-        /** @description The Idempotency-Key was used with another request */
-        "422-IDEMPOTENCY_KEY_REUSED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {unknown} */
-                    code?: "IDEMPOTENCY_KEY_REUSED";
-                };
-            };
-        };
-        /** @description The request is not valid: its body, a query or a paging token (`errors` names each property at fault) */
-        "400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {unknown} */
-                    code?: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_PAGING_TOKEN";
-                };
-            };
-        };
-        /** @description The request is not valid: its body, a query or a paging token (`errors` names each property at fault) */
-        "400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {unknown} */
-                    code?: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_QUERY";
-                };
-            };
-        };
-        /** @description The request is not valid: its body, a query or a paging token (`errors` names each property at fault) */
-        "400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {unknown} */
-                    code?: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_QUERY" | "INVALID_PAGING_TOKEN";
-                };
-            };
-        };
-        /** @description No valid bearer token */
-        "admin-401-UNAUTHENTICATED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {unknown} */
-                    code?: "UNAUTHENTICATED";
-                };
-            };
-        };
-        /** @description The token lacks the scope the call needs, or (fault rules) fault injection is off */
-        "admin-403-FORBIDDEN": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {unknown} */
-                    code?: "FORBIDDEN";
-                };
-            };
-        };
-        /** @description Too many calls with this token; retry after `Retry-After` seconds */
-        "admin-429-RATE_LIMITED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "Retry-After": components["headers"]["Retry-After"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {unknown} */
-                    code?: "RATE_LIMITED";
-                };
-            };
-        };
-        /** @description Something went wrong on our side; quote the request id */
-        "admin-500-INTERNAL": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {unknown} */
-                    code?: "INTERNAL";
-                };
-            };
-        };
-        /** @description The database or the core cannot be reached now; retry after `Retry-After` seconds */
-        "admin-503-UNAVAILABLE": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "Retry-After": components["headers"]["Retry-After"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {unknown} */
-                    code?: "UNAVAILABLE";
-                };
-            };
-        };
-        /** @description The request is not valid (`errors` names each property at fault) */
-        "admin-400-VALIDATION_FAILED-MALFORMED_JSON": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {unknown} */
-                    code?: "VALIDATION_FAILED" | "MALFORMED_JSON";
-                };
-            };
-        };
-        /** @description It exists already, the store is not in a state to do it, or the fault rules are at their maximum */
-        "admin-409-ALREADY_EXISTS": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {unknown} */
-                    code?: "ALREADY_EXISTS";
-                };
-            };
-        };
-        /** @description The body is larger than the limit */
-        "admin-413-PAYLOAD_TOO_LARGE": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
+                } | {
+                    /** @constant */
+                    status?: 413;
                     /** @enum {unknown} */
                     code?: "PAYLOAD_TOO_LARGE";
-                };
-            };
-        };
-        /** @description The body is not of the media type the call takes */
-        "admin-415-UNSUPPORTED_MEDIA_TYPE": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
+                } | {
+                    /** @constant */
+                    status?: 415;
                     /** @enum {unknown} */
                     code?: "UNSUPPORTED_MEDIA_TYPE";
-                };
-            };
-        };
-        /** @description The request is not valid (`errors` names each property at fault) */
-        "admin-400-VALIDATION_FAILED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
+                } | {
+                    /** @constant */
+                    status?: 429;
                     /** @enum {unknown} */
-                    code?: "VALIDATION_FAILED";
-                };
+                    code?: "RATE_LIMITED";
+                });
             };
         };
-        /** @description No token, user or fault rule of that name or number */
-        "admin-404-NOT_FOUND": {
+        /**
+         * @description Problem details; by status, the codes each carries:
+         *     - **400** `VALIDATION_FAILED`, `MALFORMED_JSON`
+         *     - **401** `UNAUTHENTICATED`
+         *     - **403** `FORBIDDEN`, `SANDBOX_FAULTS_DISABLED`
+         *     - **404** `RECORD_NOT_FOUND`
+         *     - **413** `PAYLOAD_TOO_LARGE`
+         *     - **415** `UNSUPPORTED_MEDIA_TYPE`
+         *     - **422** `IDEMPOTENCY_KEY_REUSED`
+         *     - **429** `RATE_LIMITED`
+         */
+        "4XX-3": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
+                "application/problem+json": components["schemas"]["Problem"] & ({
+                    /** @constant */
+                    status?: 400;
                     /** @enum {unknown} */
-                    code?: "NOT_FOUND";
-                };
-            };
-        };
-        /** @description Not available in gateway mode: it is the store's */
-        "admin-501-STORE_ONLY": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
+                    code?: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                } | {
+                    /** @constant */
+                    status?: 401;
                     /** @enum {unknown} */
-                    code?: "STORE_ONLY";
-                };
-            };
-        };
-        /** @description The request is not valid (`errors` names each property at fault) */
-        "admin-400-VALIDATION_FAILED-INVALID_PAGING_TOKEN": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {unknown} */
-                    code?: "VALIDATION_FAILED" | "INVALID_PAGING_TOKEN";
-                };
-            };
-        };
-        /** @description The request is not valid (`errors` names each property at fault) */
-        "admin-400-VALIDATION_FAILED-INVALID_RECORD_FILE": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {unknown} */
-                    code?: "VALIDATION_FAILED" | "INVALID_RECORD_FILE";
-                };
-            };
-        };
-        /** @description It exists already, the store is not in a state to do it, or the fault rules are at their maximum */
-        "admin-409-STORE_NOT_EMPTY": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {unknown} */
-                    code?: "STORE_NOT_EMPTY";
-                };
-            };
-        };
-        /** @description It exists already, the store is not in a state to do it, or the fault rules are at their maximum */
-        "admin-409-NOT_A_DEMO_DATASET": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {unknown} */
-                    code?: "NOT_A_DEMO_DATASET";
-                };
-            };
-        };
-        /** @description The token lacks the scope the call needs, or (fault rules) fault injection is off */
-        "admin-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
+                    code?: "UNAUTHENTICATED";
+                } | {
+                    /** @constant */
+                    status?: 403;
                     /** @enum {unknown} */
                     code?: "FORBIDDEN" | "SANDBOX_FAULTS_DISABLED";
-                };
+                } | {
+                    /** @constant */
+                    status?: 404;
+                    /** @enum {unknown} */
+                    code?: "RECORD_NOT_FOUND";
+                } | {
+                    /** @constant */
+                    status?: 413;
+                    /** @enum {unknown} */
+                    code?: "PAYLOAD_TOO_LARGE";
+                } | {
+                    /** @constant */
+                    status?: 415;
+                    /** @enum {unknown} */
+                    code?: "UNSUPPORTED_MEDIA_TYPE";
+                } | {
+                    /** @constant */
+                    status?: 422;
+                    /** @enum {unknown} */
+                    code?: "IDEMPOTENCY_KEY_REUSED";
+                } | {
+                    /** @constant */
+                    status?: 429;
+                    /** @enum {unknown} */
+                    code?: "RATE_LIMITED";
+                });
             };
         };
-        /** @description It exists already, the store is not in a state to do it, or the fault rules are at their maximum */
-        "admin-409-TOO_MANY_FAULT_RULES": {
+        /**
+         * @description Problem details; by status, the codes each carries:
+         *     - **400** `VALIDATION_FAILED`, `MALFORMED_JSON`, `INVALID_PAGING_TOKEN`
+         *     - **401** `UNAUTHENTICATED`
+         *     - **403** `FORBIDDEN`, `SANDBOX_FAULTS_DISABLED`
+         *     - **404** `RECORD_NOT_FOUND`
+         *     - **413** `PAYLOAD_TOO_LARGE`
+         *     - **415** `UNSUPPORTED_MEDIA_TYPE`
+         *     - **429** `RATE_LIMITED`
+         */
+        "4XX-4": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
+                "application/problem+json": components["schemas"]["Problem"] & ({
+                    /** @constant */
+                    status?: 400;
                     /** @enum {unknown} */
-                    code?: "TOO_MANY_FAULT_RULES";
-                };
+                    code?: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_PAGING_TOKEN";
+                } | {
+                    /** @constant */
+                    status?: 401;
+                    /** @enum {unknown} */
+                    code?: "UNAUTHENTICATED";
+                } | {
+                    /** @constant */
+                    status?: 403;
+                    /** @enum {unknown} */
+                    code?: "FORBIDDEN" | "SANDBOX_FAULTS_DISABLED";
+                } | {
+                    /** @constant */
+                    status?: 404;
+                    /** @enum {unknown} */
+                    code?: "RECORD_NOT_FOUND";
+                } | {
+                    /** @constant */
+                    status?: 413;
+                    /** @enum {unknown} */
+                    code?: "PAYLOAD_TOO_LARGE";
+                } | {
+                    /** @constant */
+                    status?: 415;
+                    /** @enum {unknown} */
+                    code?: "UNSUPPORTED_MEDIA_TYPE";
+                } | {
+                    /** @constant */
+                    status?: 429;
+                    /** @enum {unknown} */
+                    code?: "RATE_LIMITED";
+                });
+            };
+        };
+        /**
+         * @description Problem details; by status, the codes each carries:
+         *     - **400** `VALIDATION_FAILED`, `MALFORMED_JSON`, `INVALID_QUERY`
+         *     - **401** `UNAUTHENTICATED`
+         *     - **403** `FORBIDDEN`, `SANDBOX_FAULTS_DISABLED`
+         *     - **404** `RECORD_NOT_FOUND`
+         *     - **413** `PAYLOAD_TOO_LARGE`
+         *     - **415** `UNSUPPORTED_MEDIA_TYPE`
+         *     - **429** `RATE_LIMITED`
+         */
+        "4XX-5": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & ({
+                    /** @constant */
+                    status?: 400;
+                    /** @enum {unknown} */
+                    code?: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_QUERY";
+                } | {
+                    /** @constant */
+                    status?: 401;
+                    /** @enum {unknown} */
+                    code?: "UNAUTHENTICATED";
+                } | {
+                    /** @constant */
+                    status?: 403;
+                    /** @enum {unknown} */
+                    code?: "FORBIDDEN" | "SANDBOX_FAULTS_DISABLED";
+                } | {
+                    /** @constant */
+                    status?: 404;
+                    /** @enum {unknown} */
+                    code?: "RECORD_NOT_FOUND";
+                } | {
+                    /** @constant */
+                    status?: 413;
+                    /** @enum {unknown} */
+                    code?: "PAYLOAD_TOO_LARGE";
+                } | {
+                    /** @constant */
+                    status?: 415;
+                    /** @enum {unknown} */
+                    code?: "UNSUPPORTED_MEDIA_TYPE";
+                } | {
+                    /** @constant */
+                    status?: 429;
+                    /** @enum {unknown} */
+                    code?: "RATE_LIMITED";
+                });
+            };
+        };
+        /**
+         * @description Problem details; by status, the codes each carries:
+         *     - **400** `VALIDATION_FAILED`, `MALFORMED_JSON`, `INVALID_QUERY`, `INVALID_PAGING_TOKEN`
+         *     - **401** `UNAUTHENTICATED`
+         *     - **403** `FORBIDDEN`, `SANDBOX_FAULTS_DISABLED`
+         *     - **404** `RECORD_NOT_FOUND`
+         *     - **413** `PAYLOAD_TOO_LARGE`
+         *     - **415** `UNSUPPORTED_MEDIA_TYPE`
+         *     - **429** `RATE_LIMITED`
+         */
+        "4XX-6": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & ({
+                    /** @constant */
+                    status?: 400;
+                    /** @enum {unknown} */
+                    code?: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_QUERY" | "INVALID_PAGING_TOKEN";
+                } | {
+                    /** @constant */
+                    status?: 401;
+                    /** @enum {unknown} */
+                    code?: "UNAUTHENTICATED";
+                } | {
+                    /** @constant */
+                    status?: 403;
+                    /** @enum {unknown} */
+                    code?: "FORBIDDEN" | "SANDBOX_FAULTS_DISABLED";
+                } | {
+                    /** @constant */
+                    status?: 404;
+                    /** @enum {unknown} */
+                    code?: "RECORD_NOT_FOUND";
+                } | {
+                    /** @constant */
+                    status?: 413;
+                    /** @enum {unknown} */
+                    code?: "PAYLOAD_TOO_LARGE";
+                } | {
+                    /** @constant */
+                    status?: 415;
+                    /** @enum {unknown} */
+                    code?: "UNSUPPORTED_MEDIA_TYPE";
+                } | {
+                    /** @constant */
+                    status?: 429;
+                    /** @enum {unknown} */
+                    code?: "RATE_LIMITED";
+                });
             };
         };
         /** @description Updated (values that break a rule are not written and are listed per field) */
@@ -6704,53 +6050,6 @@ export interface components {
                 };
             };
         };
-        /** @description A core user (UserNumberCredentials), never its password hash */
-        disableUser: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": {
-                    /** @example 25 */
-                    userNumber: number;
-                    name: string;
-                    /** Format: date-time */
-                    createdAt: string;
-                    disabledAt: string | null;
-                    state: "enabled" | "disabled";
-                };
-            };
-        };
-        /** @description Default Response */
-        getFaultInjection: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": {
-                    /** @description Whether fault injection (the X-Coregate-Fault header and the fault rules) is on */
-                    enabled: boolean;
-                };
-            };
-        };
-        /** @description Default Response */
-        clearFaultRules: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": {
-                    /** @description How many rules were removed */
-                    removed: number;
-                };
-            };
-        };
     };
     parameters: {
         /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
@@ -7038,11 +6337,6 @@ export interface components {
                 };
             };
         };
-        disableUser: {
-            content: {
-                "application/json": Record<string, never>;
-            };
-        };
     };
     headers: {
         /** @description The request's id, quoted in the log and the audit trail: the `X-Request-Id` sent, when it is 1 to 64 of `A-Z a-z 0-9 . _ -`, else a generated UUID. */
@@ -7091,22 +6385,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Account number: 10 digits */
-                        AccountNumber: string | null;
-                        /** @description The operation name */
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-findByActiveCard"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-1"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     findByAnyCard: {
@@ -7150,14 +6433,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-1"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     findByHomeUser: {
@@ -7191,22 +6468,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Account number: 10 digits */
-                        AccountNumber: string | null;
-                        /** @description The operation name */
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-findByActiveCard"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-1"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     findByMICR: {
@@ -7258,14 +6524,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-1"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     findByLookup: {
@@ -7318,14 +6578,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-1"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     findBySSN: {
@@ -7367,14 +6621,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-1"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     findByShortName: {
@@ -7414,14 +6662,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-1"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getCorpTransferSelectFields: {
@@ -7465,15 +6707,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     updateShareByID: {
@@ -7512,31 +6747,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description null when nothing failed; one failure object naming every failed field otherwise
-                             * @default null
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | null;
-                            Version_1: null;
-                            _value_1: null;
-                        };
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-updateShareByID"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     updateShareAnalysisByID: {
@@ -7577,31 +6792,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description null when nothing failed; one failure object naming every failed field otherwise
-                             * @default null
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | null;
-                            Version_1: null;
-                            _value_1: null;
-                        };
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-updateShareByID"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     updateShareAnalysisGroupByID: {
@@ -7642,31 +6837,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description null when nothing failed; one failure object naming every failed field otherwise
-                             * @default null
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | null;
-                            Version_1: null;
-                            _value_1: null;
-                        };
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-updateShareByID"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     updateShareAnalysisPlanByID: {
@@ -7707,31 +6882,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description null when nothing failed; one failure object naming every failed field otherwise
-                             * @default null
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | null;
-                            Version_1: null;
-                            _value_1: null;
-                        };
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-updateShareByID"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     updateShareCheckOrderByID: {
@@ -7772,31 +6927,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description null when nothing failed; one failure object naming every failed field otherwise
-                             * @default null
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | null;
-                            Version_1: null;
-                            _value_1: null;
-                        };
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-updateShareByID"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     updateShareHoldByID: {
@@ -7837,31 +6972,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description null when nothing failed; one failure object naming every failed field otherwise
-                             * @default null
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | null;
-                            Version_1: null;
-                            _value_1: null;
-                        };
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-updateShareByID"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     updateShareNoteByID: {
@@ -7902,31 +7017,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description null when nothing failed; one failure object naming every failed field otherwise
-                             * @default null
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | null;
-                            Version_1: null;
-                            _value_1: null;
-                        };
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-updateShareByID"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     updateShareTransferByID: {
@@ -7967,31 +7062,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description null when nothing failed; one failure object naming every failed field otherwise
-                             * @default null
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"] | null;
-                            Version_1: null;
-                            _value_1: null;
-                        };
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-updateShareByID"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     updateShareNameByID: {
@@ -8024,16 +7099,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["updateShareNameByID"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     updateShareTrackingByID: {
@@ -8066,16 +7133,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["updateShareNameByID"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_updateShareByID: {
@@ -8114,29 +7173,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description Empty when nothing failed
-                             * @default []
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][];
-                        };
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-v2022_01_updateShareByID"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_updateShareAnalysisByID: {
@@ -8177,29 +7218,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description Empty when nothing failed
-                             * @default []
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][];
-                        };
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-v2022_01_updateShareByID"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_updateShareAnalysisGroupByID: {
@@ -8240,29 +7263,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description Empty when nothing failed
-                             * @default []
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][];
-                        };
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-v2022_01_updateShareByID"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_updateShareAnalysisPlanByID: {
@@ -8303,29 +7308,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description Empty when nothing failed
-                             * @default []
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][];
-                        };
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-v2022_01_updateShareByID"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_updateShareCheckOrderByID: {
@@ -8366,29 +7353,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description Empty when nothing failed
-                             * @default []
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][];
-                        };
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-v2022_01_updateShareByID"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_updateShareHoldByID: {
@@ -8429,29 +7398,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description Empty when nothing failed
-                             * @default []
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][];
-                        };
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-v2022_01_updateShareByID"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_updateShareNoteByID: {
@@ -8492,29 +7443,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description Empty when nothing failed
-                             * @default []
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][];
-                        };
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-v2022_01_updateShareByID"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_updateShareTransferByID: {
@@ -8555,29 +7488,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        UpdateStatus: {
-                            isAllFieldsUpdateSuccess: boolean;
-                            /**
-                             * @description Empty when nothing failed
-                             * @default []
-                             */
-                            FailedUpdateStatus: components["schemas"]["FailedUpdateItem"][];
-                        };
-                        MessageId: string;
-                    };
+                    "application/json": components["schemas"]["answer-v2022_01_updateShareByID"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_updateShareNameByID: {
@@ -8610,16 +7525,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_updateShareNameByID"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_updateShareTrackingByID: {
@@ -8652,16 +7559,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_updateShareNameByID"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["422-IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-3"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareSelectFields: {
@@ -8679,15 +7578,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareSelectFields"];
         responses: {
             200: components["responses"]["getShareSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getSharePagedListSelectFields: {
@@ -8705,15 +7597,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getSharePagedListSelectFields"];
         responses: {
             200: components["responses"]["getSharePagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareAnalysisSelectFields: {
@@ -8731,15 +7616,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareAnalysisSelectFields"];
         responses: {
             200: components["responses"]["getShareAnalysisSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareAnalysisPagedListSelectFields: {
@@ -8757,15 +7635,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareAnalysisPagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareAnalysisPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareAnalysisGroupSelectFields: {
@@ -8783,15 +7654,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareAnalysisGroupSelectFields"];
         responses: {
             200: components["responses"]["getShareAnalysisGroupSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareAnalysisGroupPagedListSelectFields: {
@@ -8809,15 +7673,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareAnalysisGroupPagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareAnalysisGroupPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareAnalysisPlanSelectFields: {
@@ -8835,15 +7692,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareAnalysisPlanSelectFields"];
         responses: {
             200: components["responses"]["getShareAnalysisPlanSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareAnalysisPlanPagedListSelectFields: {
@@ -8861,15 +7711,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareAnalysisPlanPagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareAnalysisPlanPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareCheckOrderSelectFields: {
@@ -8887,15 +7730,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareCheckOrderSelectFields"];
         responses: {
             200: components["responses"]["getShareCheckOrderSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareCheckOrderPagedListSelectFields: {
@@ -8913,15 +7749,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareCheckOrderPagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareCheckOrderPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareHoldSelectFields: {
@@ -8939,15 +7768,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareHoldSelectFields"];
         responses: {
             200: components["responses"]["getShareHoldSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareHoldPagedListSelectFields: {
@@ -8965,15 +7787,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareHoldPagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareHoldPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareNoteSelectFields: {
@@ -8991,15 +7806,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareNoteSelectFields"];
         responses: {
             200: components["responses"]["getShareNoteSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareNotePagedListSelectFields: {
@@ -9017,15 +7825,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareNotePagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareNotePagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareTransferSelectFields: {
@@ -9043,15 +7844,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareTransferSelectFields"];
         responses: {
             200: components["responses"]["getShareTransferSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareTransferPagedListSelectFields: {
@@ -9069,15 +7863,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareTransferPagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareTransferPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareNameSelectFields: {
@@ -9095,15 +7882,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareNameSelectFields"];
         responses: {
             200: components["responses"]["getShareNameSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareNamePagedListSelectFields: {
@@ -9121,15 +7901,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareNamePagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareNamePagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareTrackingSelectFields: {
@@ -9147,15 +7920,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareTrackingSelectFields"];
         responses: {
             200: components["responses"]["getShareTrackingSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     getShareTrackingPagedListSelectFields: {
@@ -9173,15 +7939,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareTrackingPagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareTrackingPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareSelectFields: {
@@ -9199,15 +7958,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareSelectFields"];
         responses: {
             200: components["responses"]["getShareSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getSharePagedListSelectFields: {
@@ -9225,15 +7977,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getSharePagedListSelectFields"];
         responses: {
             200: components["responses"]["getSharePagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareAnalysisSelectFields: {
@@ -9251,15 +7996,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareAnalysisSelectFields"];
         responses: {
             200: components["responses"]["getShareAnalysisSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareAnalysisPagedListSelectFields: {
@@ -9277,15 +8015,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareAnalysisPagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareAnalysisPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareAnalysisGroupSelectFields: {
@@ -9303,15 +8034,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareAnalysisGroupSelectFields"];
         responses: {
             200: components["responses"]["getShareAnalysisGroupSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareAnalysisGroupPagedListSelectFields: {
@@ -9329,15 +8053,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareAnalysisGroupPagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareAnalysisGroupPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareAnalysisPlanSelectFields: {
@@ -9355,15 +8072,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareAnalysisPlanSelectFields"];
         responses: {
             200: components["responses"]["getShareAnalysisPlanSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareAnalysisPlanPagedListSelectFields: {
@@ -9381,15 +8091,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareAnalysisPlanPagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareAnalysisPlanPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareCheckOrderSelectFields: {
@@ -9407,15 +8110,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareCheckOrderSelectFields"];
         responses: {
             200: components["responses"]["getShareCheckOrderSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareCheckOrderPagedListSelectFields: {
@@ -9433,15 +8129,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareCheckOrderPagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareCheckOrderPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareHoldSelectFields: {
@@ -9459,15 +8148,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareHoldSelectFields"];
         responses: {
             200: components["responses"]["getShareHoldSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareHoldPagedListSelectFields: {
@@ -9485,15 +8167,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareHoldPagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareHoldPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareNoteSelectFields: {
@@ -9511,15 +8186,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareNoteSelectFields"];
         responses: {
             200: components["responses"]["getShareNoteSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareNotePagedListSelectFields: {
@@ -9537,15 +8205,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareNotePagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareNotePagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareTransferSelectFields: {
@@ -9563,15 +8224,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareTransferSelectFields"];
         responses: {
             200: components["responses"]["getShareTransferSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareTransferPagedListSelectFields: {
@@ -9589,15 +8243,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareTransferPagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareTransferPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareNameSelectFields: {
@@ -9615,15 +8262,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareNameSelectFields"];
         responses: {
             200: components["responses"]["getShareNameSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareNamePagedListSelectFields: {
@@ -9641,15 +8281,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareNamePagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareNamePagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareTrackingSelectFields: {
@@ -9667,15 +8300,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareTrackingSelectFields"];
         responses: {
             200: components["responses"]["getShareTrackingSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getShareTrackingPagedListSelectFields: {
@@ -9693,15 +8319,8 @@ export interface operations {
         requestBody: components["requestBodies"]["getShareTrackingPagedListSelectFields"];
         responses: {
             200: components["responses"]["getShareTrackingPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateral: {
@@ -9740,15 +8359,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralSelectFields: {
@@ -9776,15 +8388,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralSelectFieldsFilterChildren: {
@@ -9813,15 +8418,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-5"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralCollHold: {
@@ -9856,20 +8454,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        CollateralCollHold: components["schemas"]["CollateralCollHold"];
-                    };
+                    "application/json": components["schemas"]["answer-v2022_01_getCollateralCollHold"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralCollHoldSelectFields: {
@@ -9905,20 +8494,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        CollateralCollHold: components["schemas"]["CollateralCollHold"];
-                    };
+                    "application/json": components["schemas"]["answer-v2022_01_getCollateralCollHold"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralCollHoldPagedList: {
@@ -9950,15 +8530,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralCollHoldListSelectFields: {
@@ -9986,15 +8559,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralCollHoldListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_searchCollateralCollHoldSelectFields: {
@@ -10026,15 +8592,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralCollHoldListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-5"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralCollHoldPagedListSelectFields: {
@@ -10063,15 +8622,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralCollHoldPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_searchCollateralCollHoldPagedSelectFields: {
@@ -10102,15 +8654,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralCollHoldPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-6"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralDocument: {
@@ -10150,15 +8695,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralDocumentSelectFields: {
@@ -10187,15 +8725,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralDocumentSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralDocumentSelectFieldsFilterChildren: {
@@ -10225,15 +8756,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralDocumentSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-5"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralDocumentPagedList: {
@@ -10265,15 +8789,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralDocumentListSelectFields: {
@@ -10301,15 +8818,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralDocumentListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_searchCollateralDocumentSelectFields: {
@@ -10342,15 +8852,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralDocumentListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-5"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralDocumentPagedListSelectFields: {
@@ -10379,15 +8882,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralDocumentPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_searchCollateralDocumentPagedSelectFields: {
@@ -10418,15 +8914,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralDocumentPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-6"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralDocumentTracking: {
@@ -10462,20 +8951,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        CollateralDocumentTracking: components["schemas"]["CollateralDocumentTracking"];
-                    };
+                    "application/json": components["schemas"]["answer-v2022_01_getCollateralDocumentTracking"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralDocumentTrackingSelectFields: {
@@ -10512,20 +8992,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        CollateralDocumentTracking: components["schemas"]["CollateralDocumentTracking"];
-                    };
+                    "application/json": components["schemas"]["answer-v2022_01_getCollateralDocumentTracking"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralDocumentTrackingListSelectFields: {
@@ -10554,15 +9025,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralDocumentTrackingListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_searchCollateralDocumentTrackingSelectFields: {
@@ -10595,15 +9059,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralDocumentTrackingListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-5"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralDocumentTrackingPagedListSelectFields: {
@@ -10633,15 +9090,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralDocumentTrackingPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_searchCollateralDocumentTrackingPagedSelectFields: {
@@ -10673,15 +9123,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralDocumentTrackingPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-6"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralFmHistoryPagedList: {
@@ -10713,15 +9156,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralFmHistoryListSelectFields: {
@@ -10749,15 +9185,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralFmHistoryListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_searchCollateralFmHistorySelectFields: {
@@ -10799,15 +9228,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralFmHistoryListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-5"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralFmHistoryPagedListSelectFields: {
@@ -10836,15 +9258,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralFmHistoryPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_searchCollateralFmHistoryPagedSelectFields: {
@@ -10885,15 +9300,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["v2022_01_getCollateralFmHistoryPagedListSelectFields"];
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_QUERY-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-6"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralTracking: {
@@ -10928,20 +9336,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        CollateralTracking: components["schemas"]["CollateralTracking"];
-                    };
+                    "application/json": components["schemas"]["answer-v2022_01_getCollateralTracking"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralTrackingSelectFields: {
@@ -10977,20 +9376,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        CollateralTracking: components["schemas"]["CollateralTracking"];
-                    };
+                    "application/json": components["schemas"]["answer-v2022_01_getCollateralTracking"];
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralTrackingPagedList: {
@@ -11022,15 +9412,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-4"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     v2022_01_getCollateralTrackingListSelectFields: {
@@ -11073,15 +9456,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["404-RECORD_NOT_FOUND"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-2"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     logon: {
@@ -11120,14 +9496,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-1"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
     logoff: {
@@ -11164,1018 +9534,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["401-UNAUTHENTICATED"];
-            403: components["responses"]["403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            413: components["responses"]["413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429-RATE_LIMITED"];
-            500: components["responses"]["500-INTERNAL"];
-            503: components["responses"]["503-UNAVAILABLE"];
-        };
-    };
-    listTokens: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        tokens: {
-                            /** @example ci-bot */
-                            name: string;
-                            scopes: ("findby" | "corptransfer:read" | "share:read" | "share:write" | "collateral:read" | "store:reset" | "admin")[];
-                            /** Format: date-time */
-                            createdAt: string;
-                            expiresAt: string | null;
-                            revokedAt: string | null;
-                            state: "active" | "expired" | "revoked";
-                        }[];
-                    };
-                };
-            };
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    createToken: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        /** @description A new API token: its name, scopes and expiry (`expiresAt` or `expiresInDays`, not both) */
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @example ci-bot */
-                    name: string;
-                    /**
-                     * @description Default: every scope but `store:reset` and `admin`
-                     * @example [
-                     *       "findby",
-                     *       "share:read"
-                     *     ]
-                     */
-                    scopes?: ("findby" | "corptransfer:read" | "share:read" | "share:write" | "collateral:read" | "store:reset" | "admin")[];
-                    /**
-                     * Format: date-time
-                     * @description When the token stops working
-                     */
-                    expiresAt?: string;
-                    /** @description Or: how many days it works from now */
-                    expiresInDays?: number;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description The secret, shown this once: send it as `Authorization: Bearer <token>` */
-                        token: string;
-                        /** @example ci-bot */
-                        name: string;
-                        scopes: ("findby" | "corptransfer:read" | "share:read" | "share:write" | "collateral:read" | "store:reset" | "admin")[];
-                        /** Format: date-time */
-                        createdAt: string;
-                        expiresAt: string | null;
-                        revokedAt: string | null;
-                        state: "active" | "expired" | "revoked";
-                    };
-                };
-            };
-            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN"];
-            409: components["responses"]["admin-409-ALREADY_EXISTS"];
-            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    revokeToken: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /** @example ci-bot */
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description An API token, never its secret (only its SHA-256 is stored) */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @example ci-bot */
-                        name: string;
-                        scopes: ("findby" | "corptransfer:read" | "share:read" | "share:write" | "collateral:read" | "store:reset" | "admin")[];
-                        /** Format: date-time */
-                        createdAt: string;
-                        expiresAt: string | null;
-                        revokedAt: string | null;
-                        state: "active" | "expired" | "revoked";
-                    };
-                };
-            };
-            400: components["responses"]["admin-400-VALIDATION_FAILED"];
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN"];
-            404: components["responses"]["admin-404-NOT_FOUND"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    listUsers: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        users: {
-                            /** @example 25 */
-                            userNumber: number;
-                            name: string;
-                            /** Format: date-time */
-                            createdAt: string;
-                            disabledAt: string | null;
-                            state: "enabled" | "disabled";
-                            lockedUntil: string | null;
-                            /** @description Wrong passwords counted towards the next lock, from every caller, within the lockout window */
-                            failures: number;
-                        }[];
-                    };
-                };
-            };
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            501: components["responses"]["admin-501-STORE_ONLY"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    addUser: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        /** @description A new core user */
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @example 25 */
-                    userNumber: number;
-                    /** @example Loan officer */
-                    name: string;
-                    /** @description Default: a generated one, answered this once */
-                    password?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @example 25 */
-                        userNumber: number;
-                        name: string;
-                        /** Format: date-time */
-                        createdAt: string;
-                        disabledAt: string | null;
-                        state: "enabled" | "disabled";
-                        /** @description The generated password, shown once */
-                        password?: string;
-                    };
-                };
-            };
-            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN"];
-            409: components["responses"]["admin-409-ALREADY_EXISTS"];
-            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            501: components["responses"]["admin-501-STORE_ONLY"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    disableUser: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The user number, 1 to 9999
-                 * @example 25
-                 */
-                number: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: components["requestBodies"]["disableUser"];
-        responses: {
-            200: components["responses"]["disableUser"];
-            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN"];
-            404: components["responses"]["admin-404-NOT_FOUND"];
-            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            501: components["responses"]["admin-501-STORE_ONLY"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    enableUser: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The user number, 1 to 9999
-                 * @example 25
-                 */
-                number: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: components["requestBodies"]["disableUser"];
-        responses: {
-            200: components["responses"]["disableUser"];
-            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN"];
-            404: components["responses"]["admin-404-NOT_FOUND"];
-            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            501: components["responses"]["admin-501-STORE_ONLY"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    unlockUser: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The user number, 1 to 9999
-                 * @example 25
-                 */
-                number: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: components["requestBodies"]["disableUser"];
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @example 25 */
-                        userNumber: number;
-                        name: string;
-                        /** Format: date-time */
-                        createdAt: string;
-                        disabledAt: string | null;
-                        state: "enabled" | "disabled";
-                        /** @description Callers (token and address) whose lock or failures were cleared */
-                        cleared: number;
-                    };
-                };
-            };
-            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN"];
-            404: components["responses"]["admin-404-NOT_FOUND"];
-            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            501: components["responses"]["admin-501-STORE_ONLY"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    setUserPassword: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /**
-                 * @description The user number, 1 to 9999
-                 * @example 25
-                 */
-                number: string;
-            };
-            cookie?: never;
-        };
-        /** @description The new password, or nothing to have one generated */
-        requestBody?: {
-            content: {
-                "application/json": {
-                    /** @description Default: a generated one, answered this once */
-                    password?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @example 25 */
-                        userNumber: number;
-                        name: string;
-                        /** Format: date-time */
-                        createdAt: string;
-                        disabledAt: string | null;
-                        state: "enabled" | "disabled";
-                        /** @description The generated password, shown once */
-                        password?: string;
-                    };
-                };
-            };
-            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN"];
-            404: components["responses"]["admin-404-NOT_FOUND"];
-            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            501: components["responses"]["admin-501-STORE_ONLY"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    readDemoCredentials: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The demo set-up's passwords still in force */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description The administrative password (AdministrativeCredentials) */
-                        adminPassword?: string;
-                        /** @description The demo user's password (UserNumberCredentials, user 1) */
-                        userPassword?: string;
-                    };
-                };
-            };
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN"];
-            404: components["responses"]["admin-404-NOT_FOUND"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            501: components["responses"]["admin-501-STORE_ONLY"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    readAudit: {
-        parameters: {
-            query?: {
-                /** @description Events at or after this time */
-                from?: string;
-                /** @description Events before this time */
-                to?: string;
-                /** @description An operation (`findBySSN`, `admin:token.create`), or a prefix ending in `*` (`admin:*`) */
-                operation?: string;
-                /** @description Calls that touched this account */
-                account?: string;
-                /** @description An HTTP status (`403`) or class (`4xx`) */
-                status?: string;
-                /** @description The bearer token's name */
-                token?: string;
-                /** @description Events per page, 1 to 1000 (default 100); an NDJSON answer has every event */
-                limit?: string;
-                /** @description The previous page's `nextCursor` */
-                cursor?: string;
-                /** @description Oldest events first (the default) or newest first */
-                order?: "oldest" | "newest";
-            };
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The events */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        events: {
-                            /** Format: date-time */
-                            at: string;
-                            requestId: string;
-                            tokenName: string | null;
-                            userNumber: number | null;
-                            memberAccount: string | null;
-                            operation: string;
-                            accountNumbers: string[];
-                            collateralNumber: string | null;
-                            status: number;
-                            code: string | null;
-                            coreLatencyMs: number | null;
-                            coreOutcome: string | null;
-                            target: string | null;
-                            traceId: string | null;
-                        }[];
-                        nextCursor: string | null;
-                        next: string | null;
-                    };
-                    "application/x-ndjson": {
-                        /** Format: date-time */
-                        at: string;
-                        requestId: string;
-                        tokenName: string | null;
-                        userNumber: number | null;
-                        memberAccount: string | null;
-                        operation: string;
-                        accountNumbers: string[];
-                        collateralNumber: string | null;
-                        status: number;
-                        code: string | null;
-                        coreLatencyMs: number | null;
-                        coreOutcome: string | null;
-                        target: string | null;
-                        traceId: string | null;
-                    };
-                };
-            };
-            400: components["responses"]["admin-400-VALIDATION_FAILED-INVALID_PAGING_TOKEN"];
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    exportRecords: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The records file */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/x-ndjson": string;
-                };
-            };
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            501: components["responses"]["admin-501-STORE_ONLY"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    importRecords: {
-        parameters: {
-            query?: {
-                /** @description Replace the records the store holds (default false) */
-                replace?: "true" | "false";
-            };
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/x-ndjson": string;
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "imported";
-                        /** @description Records, by record type */
-                        records: {
-                            [key: string]: number;
-                        };
-                        demoDataset: {
-                            seed: number;
-                            accounts: number;
-                        } | null;
-                        elapsedMs: number;
-                    };
-                };
-            };
-            400: components["responses"]["admin-400-VALIDATION_FAILED-INVALID_RECORD_FILE"];
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN"];
-            409: components["responses"]["admin-409-STORE_NOT_EMPTY"];
-            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            501: components["responses"]["admin-501-STORE_ONLY"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    resetStore: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        /** @description Another demo dataset to reset to; by default the one the store was seeded with */
-        requestBody?: {
-            content: {
-                "application/json": {
-                    /** @example 1000 */
-                    accounts?: number;
-                    /** @description With accounts */
-                    seed?: number;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "reset";
-                        dataset: {
-                            seed: number;
-                            accounts: number;
-                        };
-                        /** @description Records, by record type */
-                        records: {
-                            [key: string]: number;
-                        };
-                        elapsedMs: number;
-                    };
-                };
-            };
-            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN"];
-            409: components["responses"]["admin-409-NOT_A_DEMO_DATASET"];
-            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            501: components["responses"]["admin-501-STORE_ONLY"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    getFaultInjection: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["getFaultInjection"];
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    setFaultInjection: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description Whether fault injection (the X-Coregate-Fault header and the fault rules) is on */
-                    enabled: boolean;
-                };
-            };
-        };
-        responses: {
-            200: components["responses"]["getFaultInjection"];
-            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN"];
-            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    listFaultRules: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description The rules in force, oldest first */
-                        rules: {
-                            /** @description Its number, for `DELETE /admin/faults/{id}` */
-                            id: number;
-                            operations: string;
-                            /**
-                             * @description The face it applies to
-                             * @enum {string}
-                             */
-                            face: "json" | "soap" | "both";
-                            /**
-                             * @description A problem to answer with: the gateway's own answer to that failure of a core (CORE_UNAVAILABLE as for a core that refuses connections), or the problem coregate sends for it
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_QUERY" | "INVALID_PAGING_TOKEN" | "UNAUTHENTICATED" | "FORBIDDEN" | "CORE_CREDENTIALS_REJECTED" | "RECORD_NOT_FOUND" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL" | "STORE_ONLY" | "CORE_ERROR" | "CORE_BAD_RESPONSE" | "UNAVAILABLE" | "CORE_UNAVAILABLE" | "CORE_TIMEOUT";
-                            /** @description The problem's status, where its code has more than one (UNAVAILABLE: 503 or 408) */
-                            status?: number;
-                            /**
-                             * @description A SOAP Fault of this class on the SOAP face; the JSON API answers what the gateway answers a core that sends one (502 CORE_ERROR)
-                             * @enum {string}
-                             */
-                            soapFault?: "Client" | "Server";
-                            /**
-                             * @description The SOAP face closes the connection without an answer; the JSON API answers what the gateway answers a core that does (503 CORE_UNAVAILABLE)
-                             * @enum {boolean}
-                             */
-                            drop?: true;
-                            /**
-                             * @description The SOAP face answers a cut-off envelope (`truncated`) or an HTML page (`not-xml`); the JSON API answers what the gateway answers a core that does (502 CORE_BAD_RESPONSE)
-                             * @enum {string}
-                             */
-                            malformed?: "truncated" | "not-xml";
-                            /** @description Milliseconds added before the answer (alone, or before any of the above) */
-                            latencyMs?: number;
-                            /** @description Up to this many milliseconds more, at random */
-                            jitterMs?: number;
-                            probability: number;
-                            /** @description The N of "the next N calls"; null when it has no such limit */
-                            times: number | null;
-                            /** @description Calls it still fires on; null when it has no such limit */
-                            remaining: number | null;
-                            /** @description Calls it fired on, on every worker and instance */
-                            fired: number;
-                            /** Format: date-time */
-                            until: string;
-                            /** Format: date-time */
-                            createdAt: string;
-                            /** @description The token that added it */
-                            createdBy: string | null;
-                        }[];
-                    };
-                };
-            };
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    addFaultRule: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        /** @description A fault rule: one of `code`, `soapFault`, `drop` or `malformed`, and/or `latencyMs`, on the operations and face named */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "operations": "findBy*",
-                 *       "code": "CORE_UNAVAILABLE",
-                 *       "times": 3
-                 *     }
-                 */
-                "application/json": {
-                    /** @description The operations it applies to: a name (`findBySSN`), a prefix of names (`findBy*`) or `*` */
-                    operations: string;
-                    /**
-                     * @description The face it applies to (default `both`)
-                     * @enum {string}
-                     */
-                    face?: "json" | "soap" | "both";
-                    /**
-                     * @description A problem to answer with: the gateway's own answer to that failure of a core (CORE_UNAVAILABLE as for a core that refuses connections), or the problem coregate sends for it
-                     * @enum {string}
-                     */
-                    code?: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_QUERY" | "INVALID_PAGING_TOKEN" | "UNAUTHENTICATED" | "FORBIDDEN" | "CORE_CREDENTIALS_REJECTED" | "RECORD_NOT_FOUND" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL" | "STORE_ONLY" | "CORE_ERROR" | "CORE_BAD_RESPONSE" | "UNAVAILABLE" | "CORE_UNAVAILABLE" | "CORE_TIMEOUT";
-                    /** @description The problem's status, where its code has more than one (UNAVAILABLE: 503 or 408) */
-                    status?: number;
-                    /**
-                     * @description A SOAP Fault of this class on the SOAP face; the JSON API answers what the gateway answers a core that sends one (502 CORE_ERROR)
-                     * @enum {string}
-                     */
-                    soapFault?: "Client" | "Server";
-                    /**
-                     * @description The SOAP face closes the connection without an answer; the JSON API answers what the gateway answers a core that does (503 CORE_UNAVAILABLE)
-                     * @enum {boolean}
-                     */
-                    drop?: true;
-                    /**
-                     * @description The SOAP face answers a cut-off envelope (`truncated`) or an HTML page (`not-xml`); the JSON API answers what the gateway answers a core that does (502 CORE_BAD_RESPONSE)
-                     * @enum {string}
-                     */
-                    malformed?: "truncated" | "not-xml";
-                    /** @description Milliseconds added before the answer (alone, or before any of the above) */
-                    latencyMs?: number;
-                    /** @description Up to this many milliseconds more, at random */
-                    jitterMs?: number;
-                    /** @description The chance it fires on a call it matches (default 1) */
-                    probability?: number;
-                    /** @description It fires on the next N calls it matches, counted across every worker and instance, then stops */
-                    times?: number;
-                    /**
-                     * Format: date-time
-                     * @description When it expires (RFC 3339, at most 24 h ahead; default 60 min from now)
-                     */
-                    until?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Its number, for `DELETE /admin/faults/{id}` */
-                        id: number;
-                        operations: string;
-                        /**
-                         * @description The face it applies to
-                         * @enum {string}
-                         */
-                        face: "json" | "soap" | "both";
-                        /**
-                         * @description A problem to answer with: the gateway's own answer to that failure of a core (CORE_UNAVAILABLE as for a core that refuses connections), or the problem coregate sends for it
-                         * @enum {string}
-                         */
-                        code?: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_QUERY" | "INVALID_PAGING_TOKEN" | "UNAUTHENTICATED" | "FORBIDDEN" | "CORE_CREDENTIALS_REJECTED" | "RECORD_NOT_FOUND" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "RATE_LIMITED" | "INTERNAL" | "STORE_ONLY" | "CORE_ERROR" | "CORE_BAD_RESPONSE" | "UNAVAILABLE" | "CORE_UNAVAILABLE" | "CORE_TIMEOUT";
-                        /** @description The problem's status, where its code has more than one (UNAVAILABLE: 503 or 408) */
-                        status?: number;
-                        /**
-                         * @description A SOAP Fault of this class on the SOAP face; the JSON API answers what the gateway answers a core that sends one (502 CORE_ERROR)
-                         * @enum {string}
-                         */
-                        soapFault?: "Client" | "Server";
-                        /**
-                         * @description The SOAP face closes the connection without an answer; the JSON API answers what the gateway answers a core that does (503 CORE_UNAVAILABLE)
-                         * @enum {boolean}
-                         */
-                        drop?: true;
-                        /**
-                         * @description The SOAP face answers a cut-off envelope (`truncated`) or an HTML page (`not-xml`); the JSON API answers what the gateway answers a core that does (502 CORE_BAD_RESPONSE)
-                         * @enum {string}
-                         */
-                        malformed?: "truncated" | "not-xml";
-                        /** @description Milliseconds added before the answer (alone, or before any of the above) */
-                        latencyMs?: number;
-                        /** @description Up to this many milliseconds more, at random */
-                        jitterMs?: number;
-                        probability: number;
-                        /** @description The N of "the next N calls"; null when it has no such limit */
-                        times: number | null;
-                        /** @description Calls it still fires on; null when it has no such limit */
-                        remaining: number | null;
-                        /** @description Calls it fired on, on every worker and instance */
-                        fired: number;
-                        /** Format: date-time */
-                        until: string;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** @description The token that added it */
-                        createdBy: string | null;
-                    };
-                };
-            };
-            400: components["responses"]["admin-400-VALIDATION_FAILED-MALFORMED_JSON"];
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            409: components["responses"]["admin-409-TOO_MANY_FAULT_RULES"];
-            413: components["responses"]["admin-413-PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["admin-415-UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    clearFaultRules: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["clearFaultRules"];
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
-        };
-    };
-    removeFaultRule: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Your id for the request (1 to 64 of `A-Z a-z 0-9 . _ -`), echoed in the answer and the log. */
-                "X-Request-Id"?: components["parameters"]["RequestId"];
-            };
-            path: {
-                /** @description The rule's id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["clearFaultRules"];
-            400: components["responses"]["admin-400-VALIDATION_FAILED"];
-            401: components["responses"]["admin-401-UNAUTHENTICATED"];
-            403: components["responses"]["admin-403-FORBIDDEN-SANDBOX_FAULTS_DISABLED"];
-            404: components["responses"]["admin-404-NOT_FOUND"];
-            429: components["responses"]["admin-429-RATE_LIMITED"];
-            500: components["responses"]["admin-500-INTERNAL"];
-            503: components["responses"]["admin-503-UNAVAILABLE"];
+            "4XX": components["responses"]["4XX-1"];
+            "5XX": components["responses"]["5XX-1"];
         };
     };
 }
