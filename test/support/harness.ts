@@ -13,6 +13,7 @@ import { migrate } from '../../src/database/migrations.js';
 import { hashPassword } from '../../src/crypto/passwords.js';
 import { secretsFromMaster, type Secrets } from '../../src/crypto/secrets.js';
 import type { AppOptions } from '../../src/http/app.js';
+import { migratedTemplate } from './migrated-template.js';
 import { clearPans, clearSsns, scrubLogNoise } from './sensitive.js';
 
 export const ADMIN_PASSWORD = 'test-admin-password';
@@ -33,10 +34,15 @@ export interface TestDatabase extends Database {
   readonly reopen?: () => Promise<Database>;
 }
 
-/** A migrated database of a test's own: in memory, or a fresh schema of TEST_DATABASE_URL dropped on close. */
+/**
+ * A migrated database of a test's own: in memory (from the migrated template, migrated-template.ts), or a
+ * fresh schema of TEST_DATABASE_URL dropped on close.
+ */
 export async function openTestDatabase(backend: Pick<Backend, 'url'>): Promise<TestDatabase> {
   const schema = backend.url ? `test_${randomBytes(6).toString('hex')}` : undefined;
-  const database = await openDatabase({ url: backend.url, schema });
+  const database = await openDatabase(
+    backend.url ? { url: backend.url, schema } : { loadDataDir: await migratedTemplate() },
+  );
   await migrate(database.db, database.kind);
   return {
     ...database,
