@@ -4,8 +4,8 @@
  * long /docs takes in headless Chromium from navigation to the first operation tags (`.opblock-tag`) on screen:
  * the median of three loads, each in a cold browser context (no cache), the first of them right after the
  * server announced it listens. Beside the time, the page's main-thread work until then (Chromium's
- * TaskDuration, of which ScriptDuration is JavaScript): on shared cores both follow the load of the machine,
- * the work less than the time.
+ * TaskDuration, of which ScriptDuration is JavaScript and LayoutDuration with RecalcStyleDuration the page's
+ * layout and style): on shared cores both follow the load of the machine, the work less than the time.
  *
  * Run: node --import tsx bench/docs-render.ts [loads]   (default 3; every load is printed, then the median)
  */
@@ -31,6 +31,7 @@ try {
   const documentArrivals: number[] = [];
   const tasks: number[] = [];
   const scripts: number[] = [];
+  const layouts: number[] = [];
   for (let load = 0; load < loads; load++) {
     const context = await browser.newContext();
     const page = await context.newPage();
@@ -48,6 +49,7 @@ try {
     const metric = (name: string) => 1000 * (metrics.find((m) => m.name === name)?.value ?? Number.NaN);
     tasks.push(metric('TaskDuration'));
     scripts.push(metric('ScriptDuration'));
+    layouts.push(metric('LayoutDuration') + metric('RecalcStyleDuration'));
     await context.close();
   }
   const raw = await fetch(`${served.baseUrl}/openapi.json`, { headers: { 'accept-encoding': 'identity' } });
@@ -66,6 +68,7 @@ try {
   console.log(`/docs to the first .opblock-tag: ${ms(renders)}; median ${Math.round(median(renders))} ms`);
   console.log(`the page's main-thread work until then: ${ms(tasks)}; median ${Math.round(median(tasks))} ms`);
   console.log(`  of which JavaScript: ${ms(scripts)}; median ${Math.round(median(scripts))} ms`);
+  console.log(`  of which layout and style: ${ms(layouts)}; median ${Math.round(median(layouts))} ms`);
 } finally {
   await browser.close();
   await stop(served.child);

@@ -21,6 +21,7 @@ import { DEFAULT_DEMO_ACCOUNTS, DEFAULT_SEED, seedDatabase, type SeedSummary } f
 import { createProgress } from '../src/seed/progress.js';
 import { secretsFromMaster } from '../src/crypto/secrets.js';
 import { dropSchema, openDatabase, type Database, type Db } from '../src/database/database.js';
+import { migratedTemplate } from './support/migrated-template.js';
 import { migrate } from '../src/database/migrations.js';
 import type { Row, WireRecord } from '../src/store/records.js';
 
@@ -48,7 +49,7 @@ after(async () => {
 
 async function seededStore(accounts: number, url?: string, chunkSize?: number, workers?: number): Promise<SeededStore> {
   const schema = url ? `seed_test_${randomBytes(6).toString('hex')}` : undefined;
-  const database = await openDatabase({ url, schema });
+  const database = await openDatabase(url ? { url, schema } : { loadDataDir: await migratedTemplate() });
   closers.push(async () => {
     await database.close();
     if (url && schema) await dropSchema(url, schema);
@@ -304,7 +305,7 @@ async function indexDefinitions(db: Db): Promise<Record<string, string>> {
 }
 
 test('seeding keeps every index of the schema, built again after the rows are in', async () => {
-  const database = await openDatabase({});
+  const database = await openDatabase({ loadDataDir: await migratedTemplate() });
   await migrate(database.db, database.kind);
   const migrated = await indexDefinitions(database.db);
   assert.ok(Object.keys(migrated).includes('share_name_ssn_idx'));
