@@ -221,7 +221,7 @@ for (const backend of BACKENDS) {
       assert.deepEqual(documentedOf(logoff).Credentials, { TokenCredentials: { TokenId: PLACEHOLDER.tokenId } });
     });
 
-    test("/openapi.json, /docs and everything /docs loads hold neither the demo's passwords nor its token", async () => {
+    test("/openapi.json, /openapi-admin.json, /docs and everything /docs loads hold neither the demo's passwords nor its token", async () => {
       const secrets = {
         'the admin password': demo.adminPassword,
         "the user's password": demo.userPassword,
@@ -235,7 +235,7 @@ for (const backend of BACKENDS) {
         assets.some((asset) => asset.endsWith('swagger-initializer.js')),
         assets.join(', '),
       );
-      for (const url of ['/openapi.json', '/docs', '/docs/json', '/docs/yaml', ...assets]) {
+      for (const url of ['/openapi.json', '/openapi-admin.json', '/docs', '/docs/json', '/docs/yaml', ...assets]) {
         const answer = await get(app, url);
         assert.equal(answer.statusCode, 200, url);
         for (const [what, secret] of Object.entries(secrets))

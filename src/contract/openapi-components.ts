@@ -68,7 +68,8 @@ function shareFieldSubsets(schemas: Record<string, Json>): void {
     schema.type === 'object' && schema.additionalProperties === false && typeof schema.properties === 'object';
   const fields = (schema: Json) => schema.properties as Record<string, Json>;
   for (const [name, subset] of Object.entries(schemas)) {
-    if (!closed(subset) || Object.keys(fields(subset)).length < MIN_SHARED_FIELDS) continue;
+    // A schema already written as a base's extension is not a subset of another.
+    if (schemas[name] !== subset || !closed(subset) || Object.keys(fields(subset)).length < MIN_SHARED_FIELDS) continue;
     const supersets = Object.entries(schemas).filter(
       ([other, superset]) =>
         other !== name &&

@@ -1,8 +1,9 @@
 /**
  * The API reference: the OpenAPI documents (openapi.ts), the API's at /openapi.json and the admin API's at
- * /openapi-admin.json, and the interactive reference at /docs (Swagger UI), where every operation's example is a request the demo dataset answers;
- * `GET /` leads there. Neither holds a password or a token: the examples show placeholders, which /docs fills
- * in with the demo's passwords once Authorize has a token that may read them.
+ * /openapi-admin.json, and the interactive reference at /docs (Swagger UI), where every operation's example
+ * is a request the demo dataset answers; `GET /` leads there. None holds a password or a token: the examples
+ * show placeholders, which /docs fills in with the demo's passwords once Authorize has a token that may read
+ * them.
  */
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -180,7 +181,7 @@ const DOCS_OPTIONS = {
   },
 } satisfies FastifySwaggerUiOptions;
 
-/** Registers the document, /openapi.json and /docs; call before the routes it documents. */
+/** Registers the documents, /openapi.json, /openapi-admin.json and /docs; call before the routes they document. */
 export async function registerApiReference(app: FastifyInstance, settings: OpenApiSettings): Promise<void> {
   await app.register(swagger, openApiOptions(settings));
   app.get('/openapi.json', { schema: { hide: true } }, documentAnswer(app, 'api'));
