@@ -95,23 +95,25 @@ export async function serveCommand(argv: string[], config: Config, print: Print)
   return servePrimary(config, wantsDemo, workers, print, releasePort);
 }
 
-/** Why a port cannot be listened on, as `portProblem` words them. */
-const PORT_ERRORS = new Set(['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL']);
+const notThisHost = (config: Config) => `HOST ${config.host} is not an address of this machine`;
+
+/** The line for each way a port cannot be listened on, naming the variable to change. */
+const PORT_PROBLEMS: ReadonlyMap<string | undefined, (config: Config) => string> = new Map([
+  [
+    'EADDRINUSE',
+    (config: Config) =>
+      `PORT ${config.port} is already in use on ${config.host}: stop what listens there, or set PORT to a free port`,
+  ],
+  ['EACCES', (config: Config) => `PORT ${config.port} needs privileges on this machine: set PORT to 1024 or above`],
+  ['EADDRNOTAVAIL', notThisHost],
+  ['ENOTFOUND', notThisHost],
+  ['EAI_AGAIN', notThisHost],
+]);
 
 /** The one line a port that cannot be bound stops the start with, naming the variable to change. */
 function portProblem(error: NodeJS.ErrnoException, config: Config): string {
-  switch (error.code) {
-    case 'EADDRINUSE':
-      return `PORT ${config.port} is already in use on ${config.host}: stop what listens there, or set PORT to a free port`;
-    case 'EACCES':
-      return `PORT ${config.port} needs privileges on this machine: set PORT to 1024 or above`;
-    case 'EADDRNOTAVAIL':
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return `HOST ${config.host} is not an address of this machine`;
-    default:
-      return `PORT ${config.port} on HOST ${config.host} cannot be listened on: ${error.message}`;
-  }
+  const known = PORT_PROBLEMS.get(error.code);
+  return known ? known(config) : `PORT ${config.port} on HOST ${config.host} cannot be listened on: ${error.message}`;
 }
 
 /**
@@ -388,8 +390,8 @@ async function listen(
     await app.close();
     await runtime.database.close();
     // Taken in the moment between letting it go and listening: the one line of a busy port.
-    const code = (error as NodeJS.ErrnoException).code;
-    throw PORT_ERRORS.has(code ?? '') ? new StartAbandoned(portProblem(error as NodeJS.ErrnoException, config)) : error;
+    const known = PORT_PROBLEMS.get((error as NodeJS.ErrnoException).code);
+    throw known ? new StartAbandoned(known(config)) : error;
   }
   const address = app.server.address();
   return typeof address === 'object' && address ? address.port : config.port;
