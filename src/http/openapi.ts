@@ -57,18 +57,21 @@ const SERVICE_TAGS: Readonly<Record<Service, string>> = {
 };
 
 /**
- * The credential kinds every operation of a service accepts, when they all accept the same: its tag says
- * them once. Otherwise (the session calls take one kind each) each operation says its own.
+ * The credential kinds every operation of a service accepts, by service, where they all accept the same: its
+ * tag says them once. A service missing here (the session calls take one kind each) has each operation say
+ * its own.
  */
-function serviceCredentials(settings: OpenApiSettings, service: Service): readonly CredentialKind[] | undefined {
-  const kinds = new Set(
-    settings.operations
-      .filter((operation) => operation.service === service)
-      .map((operation) => settings.acceptedCredentials(operation).join(', ')),
-  );
-  return kinds.size === 1
-    ? settings.acceptedCredentials(settings.operations.find((op) => op.service === service)!)
-    : undefined;
+function sharedCredentials(settings: OpenApiSettings): ReadonlyMap<Service, readonly CredentialKind[]> {
+  const byService = new Map<Service, (readonly CredentialKind[])[]>();
+  for (const operation of settings.operations)
+    byService.set(operation.service, [
+      ...(byService.get(operation.service) ?? []),
+      settings.acceptedCredentials(operation),
+    ]);
+  const shared = new Map<Service, readonly CredentialKind[]>();
+  for (const [service, lists] of byService)
+    if (new Set(lists.map((kinds) => kinds.join(', '))).size === 1) shared.set(service, lists[0]!);
+  return shared;
 }
 
 /** Reusable headers of the answers (the names the server sends). */
@@ -264,6 +267,7 @@ const VALUE_TYPES: readonly ValueType[] = [
  */
 export function openApiOptions(settings: OpenApiSettings): SwaggerOptions {
   const scopes = scopeUses(settings.operations);
+  const credentialsOf = sharedCredentials(settings);
   return {
     openapi: {
       openapi: '3.1.0',
@@ -290,7 +294,7 @@ export function openApiOptions(settings: OpenApiSettings): SwaggerOptions {
       servers: [{ url: '/', description: 'This coregate (where this document was loaded from)' }],
       tags: [
         ...[...new Set(settings.operations.map((operation) => operation.service))].map((service) => {
-          const credentials = serviceCredentials(settings, service);
+          const credentials = credentialsOf.get(service);
           return {
             name: service,
             description: `${SERVICE_TAGS[service]}${credentials ? ` Credentials: ${credentials.join(', ')}.` : ''}`,
@@ -310,7 +314,7 @@ export function openApiOptions(settings: OpenApiSettings): SwaggerOptions {
     transformObject: (documentObject) => {
       // A copy: the route schemas that validate requests must not see the document's shared components.
       const document = structuredClone((documentObject as { openapiObject: OpenApiDocument }).openapiObject);
-      completeOperations(document, settings);
+      completeOperations(document, settings, credentialsOf);
       shareComponents(document as unknown as SharedDocument, VALUE_TYPES);
       const { api, admin } = referenceDocuments(document, {
         ...(document.info as Json),
@@ -341,7 +345,11 @@ interface OpenApiDocument {
 }
 
 /** Each operation's scope, examples, answers and their headers, from the registry. */
-function completeOperations(document: OpenApiDocument, settings: OpenApiSettings): void {
+function completeOperations(
+  document: OpenApiDocument,
+  settings: OpenApiSettings,
+  credentialsOf: ReadonlyMap<Service, readonly CredentialKind[]>,
+): void {
   const shared: ProblemComponents = { examples: {}, responses: {}, names: new Map() };
   for (const operation of settings.operations) {
     const documented = document.paths[operationPath(operation)]?.post;
@@ -353,7 +361,7 @@ function completeOperations(document: OpenApiDocument, settings: OpenApiSettings
       ...(operation.writes ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
       { $ref: '#/components/parameters/SandboxFault' },
     ];
-    const credentials = serviceCredentials(settings, operation.service) ? '' : ` Credentials: ${accepted.join(', ')}.`;
+    const credentials = credentialsOf.has(operation.service) ? '' : ` Credentials: ${accepted.join(', ')}.`;
     const sessions = accepted.includes('AdministrativeCredentials')
       ? ''
       : accepted.includes('TokenCredentials')
