@@ -17,6 +17,7 @@ import { seedMemberSecrets } from '../src/seed/member-secrets.js';
 import { demoDataset } from '../src/store/access.js';
 import { exportRecords } from '../src/store/record-transfer.js';
 import { BACKENDS, createHarness, type Harness } from './support/harness.js';
+import { resolveRef } from './support/openapi-document.js';
 
 const DEMO = { seed: DEFAULT_SEED, accounts: 3 };
 const NDJSON = 'application/x-ndjson';
@@ -578,7 +579,9 @@ for (const backend of BACKENDS) {
         const scopes = documented.security.flatMap((requirement: { bearerAuth: string[] }) => requirement.bearerAuth);
         assert.ok(scopes.includes('admin'), `${path}: ${scopes}`);
         const statuses = ['4XX', '5XX'].flatMap((range) =>
-          resolve(document, documented.responses[range]).content['application/problem+json'].schema.allOf[1].anyOf.map(
+          resolveRef(document, documented.responses[range]).content[
+            'application/problem+json'
+          ].schema.allOf[1].anyOf.map(
             (branch: { properties: { status: { const: number } } }) => branch.properties.status.const,
           ),
         );
@@ -591,17 +594,6 @@ for (const backend of BACKENDS) {
       assert.ok(document.paths['/admin/import'].post.requestBody.content[NDJSON]);
     });
   });
-}
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- a JSON document walked by path
-
-/** An object of an OpenAPI document, following a `$ref` to a component. */
-function resolve(document: Json, object: Json): Json {
-  if (typeof object.$ref !== 'string') return object;
-  return (object.$ref as string)
-    .replace('#/', '')
-    .split('/')
-    .reduce((parent: Json, key: string) => parent[key], document);
 }
 
 describe('the admin API under limits and in gateway mode', () => {

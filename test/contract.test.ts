@@ -35,9 +35,8 @@ import {
 } from '../scripts/openapi-answers.js';
 import { Authenticator } from '../src/security/authenticator.js';
 import { ADMIN_PASSWORD, BACKENDS, createHarness, openTestDatabase, type Harness } from './support/harness.js';
+import { resolveRef, type Json } from './support/openapi-document.js';
 import { closedPort, startUpstream, type Upstream } from './support/upstream.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- a JSON document walked by path
 
 const { noMatch } = demoExamples(DEFAULT_SEED, DEFAULT_DEMO_ACCOUNTS);
 const get = (app: FastifyInstance, url: string) => app.inject({ method: 'GET', url });
@@ -60,11 +59,7 @@ class Contract {
 
   /** An object of the document, following a `$ref` to a component. */
   resolve(object: Json): Json {
-    if (typeof object.$ref !== 'string') return object;
-    return object.$ref
-      .replace('#/', '')
-      .split('/')
-      .reduce((parent: Json, key: string) => parent[key], this.document);
+    return resolveRef(this.document, object);
   }
 
   /** The key of the answer that documents a status: the status itself, or its range (`4XX`, `5XX`). */
