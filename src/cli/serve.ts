@@ -34,19 +34,13 @@ at start for COREGATE_DB_START_TIMEOUT_S seconds (default 60; 0 waits forever).
 type Print = (line: string) => void;
 
 /**
- * What a cluster worker tells the primary: that it is about to listen (the primary then lets the port go,
- * if it still holds it, and answers `PrimaryMessage.listen`), that it listens, or that it gave up starting
- * (and why).
+ * What a cluster worker tells the primary: that it is about to listen (the primary then lets the port go at
+ * once, if it still holds it), that it listens, or that it gave up starting (and why).
  */
 interface WorkerMessage {
   readonly aboutToListen?: true;
   readonly listening?: number;
   readonly gaveUp?: string;
-}
-
-/** What the primary answers a worker about to listen: the port is free for it. */
-interface PrimaryMessage {
-  readonly listen?: true;
 }
 
 /**
@@ -120,7 +114,8 @@ function portProblem(error: NodeJS.ErrnoException, config: Config): string {
  * Binds the port first and holds it while the database is opened, migrated and seeded: a busy port, or a
  * HOST that is not this machine's, stops the start in one line before any of that, and nothing can take
  * the port meanwhile. Returns what lets it go, just before the server listens on it (a connection made
- * while it is held is closed at once: nothing answers yet).
+ * while it is held is closed at once: nothing answers yet). The port is free when that is called, not a turn
+ * later; the promise it returns settles when the holder has closed.
  */
 async function holdPort(config: Config): Promise<() => Promise<void>> {
   if (config.port === 0) return async () => undefined;
@@ -430,18 +425,12 @@ async function serveWorker(config: Config): Promise<void> {
   const runtime = await openRuntimeWhenReachable(config, (line) => toStderr(`worker ${process.pid}: ${line}`)).catch(
     abandon,
   );
-  // The primary holds the port until a worker is about to listen: asked, it lets it go and says so.
+  // The primary holds the port until a worker is about to listen. The worker says so and listens at once: the
+  // primary reads the two on one channel, in order, so it has let the port go (synchronously, on reading the
+  // first) before the cluster binds it for the worker (on reading the second). Waiting for an answer would
+  // leave the port free for two more trips between the processes.
   const portFree = async () => {
-    const answered = new Promise<void>((resolve) => {
-      const onMessage = (message: PrimaryMessage) => {
-        if (!message?.listen) return;
-        process.off('message', onMessage);
-        resolve();
-      };
-      process.on('message', onMessage);
-    });
     process.send?.({ aboutToListen: true } satisfies WorkerMessage);
-    await answered;
   };
   const port = await listen(config, runtime, portFree).catch(abandon);
   process.send?.({ listening: port } satisfies WorkerMessage);
@@ -484,10 +473,7 @@ async function servePrimary(
     const worker = cluster.fork();
     worker.on('message', (message: WorkerMessage) => {
       if (message.aboutToListen) {
-        // A worker gone meanwhile is not told (its exit is handled below): the callback takes the send's error.
-        void portFree().then(() => {
-          if (worker.isConnected()) worker.send({ listen: true } satisfies PrimaryMessage, undefined, () => undefined);
-        });
+        void portFree();
         return;
       }
       if (message.gaveUp !== undefined && !bannerShown && !stopping) {
