@@ -13,12 +13,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DEFAULT_SEED } from '../src/seed/load.js';
-import { prepareGateway, preparePostgres } from './datasets.js';
 import { measureScenario } from './measure.js';
-import { SCENARIOS } from './scenarios.js';
-import { buildServers, installCleanup, stopAllChildren } from './servers.js';
-import { coreTarget, forwarderTarget, gatewayTarget, type Target } from './targets.js';
+import { scenarioNamed, withOneProcessEach } from './one-process-each.js';
+import type { Target } from './targets.js';
 
 const { values } = parseArgs({
   options: {
@@ -53,8 +50,7 @@ async function measureOnce(
   connections: number,
   into: Tally,
 ) {
-  const scenario = SCENARIOS.find((candidate) => candidate.name === scenarioName);
-  if (!scenario) throw new Error(`no scenario named ${scenarioName}`);
+  const scenario = scenarioNamed(scenarioName);
   for (const name of readdirSync(directory)) rmSync(join(directory, name));
   const watched: Target = {
     ...front,
@@ -118,33 +114,30 @@ function table(rows: readonly { label: string; tally: Tally }[]): string {
 }
 
 async function main(): Promise<void> {
-  installCleanup(() => process.exit(130));
   const seconds = Number(values.seconds);
   const connections = Number(values.connections);
-  const databaseUrl = values['database-url']!;
-  await buildServers();
-  const dataset = await preparePostgres(databaseUrl, Number(values.accounts), DEFAULT_SEED, true);
   const directory = mkdtempSync(join(tmpdir(), 'coregate-gc-watch-'));
+  // The fronts start with the watch preloaded.
+  const frontEnv = {
+    GC_WATCH_DIR: directory,
+    NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${resolve('bench/gc-watch.mjs')}`.trim(),
+  };
+  const options = { databaseUrl: values['database-url']!, accounts: Number(values.accounts), frontEnv };
   try {
-    const core = await coreTarget(dataset, dataset.credentials, 1);
-    // The fronts start with the watch preloaded (their environment is taken from this process's).
-    process.env.GC_WATCH_DIR = directory;
-    process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --import ${resolve('bench/gc-watch.mjs')}`.trim();
-    const gateway = await gatewayTarget(core, dataset, await prepareGateway(databaseUrl), { workers: 1 });
-    const forwarder = await forwarderTarget(core, { workers: 1 });
-    const runs = [gateway, forwarder].map((front) => ({
-      front,
-      tally: { requests: 0, collections: new Map(), delayP99Ms: [] } as Tally,
-    }));
-    // Gateway, forwarder, forwarder, gateway: the core warms up behind the first, so each front is second once.
-    for (const run of [runs[0]!, runs[1]!, runs[1]!, runs[0]!]) {
-      await measureOnce(run.front, directory, values.scenario!, seconds, connections, run.tally);
-      console.log(`${run.front.label}: ${run.tally.requests} requests so far`);
-    }
-    console.log(`\nGarbage collection per ${values.scenario} at ${connections} connections (one process each):\n`);
-    console.log(table(runs.map((run) => ({ label: run.front.label, tally: run.tally }))));
+    await withOneProcessEach(options, async ({ gateway, forwarder }) => {
+      const runs = [gateway, forwarder].map((front) => ({
+        front,
+        tally: { requests: 0, collections: new Map(), delayP99Ms: [] } as Tally,
+      }));
+      // Gateway, forwarder, forwarder, gateway: the core warms up behind the first, so each front is second once.
+      for (const run of [runs[0]!, runs[1]!, runs[1]!, runs[0]!]) {
+        await measureOnce(run.front, directory, values.scenario!, seconds, connections, run.tally);
+        console.log(`${run.front.label}: ${run.tally.requests} requests so far`);
+      }
+      console.log(`\nGarbage collection per ${values.scenario} at ${connections} connections (one process each):\n`);
+      console.log(table(runs.map((run) => ({ label: run.front.label, tally: run.tally }))));
+    });
   } finally {
-    await stopAllChildren();
     rmSync(directory, { recursive: true, force: true });
   }
 }

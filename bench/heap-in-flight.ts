@@ -14,12 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DEFAULT_SEED } from '../src/seed/load.js';
-import { prepareGateway, preparePostgres } from './datasets.js';
 import { measureScenario } from './measure.js';
-import { SCENARIOS } from './scenarios.js';
-import { buildServers, installCleanup, stopAllChildren } from './servers.js';
-import { coreTarget, forwarderTarget, gatewayTarget, type Target } from './targets.js';
+import { scenarioNamed, withOneProcessEach } from './one-process-each.js';
+import type { Target } from './targets.js';
 
 const { values } = parseArgs({
   options: {
@@ -78,65 +75,60 @@ async function snapshot(front: Target, directory: string, known: Set<string>): P
 }
 
 async function main(): Promise<void> {
-  installCleanup(() => process.exit(130));
   const connections = Number(values.connections);
   const rows = Number(values.rows);
-  const databaseUrl = values['database-url']!;
-  await buildServers();
-  const dataset = await preparePostgres(databaseUrl, Number(values.accounts), DEFAULT_SEED, true);
   const directory = mkdtempSync(join(tmpdir(), 'coregate-heap-'));
+  // The fronts start able to write their heaps on a signal.
+  const frontEnv = {
+    NODE_OPTIONS:
+      `${process.env.NODE_OPTIONS ?? ''} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${directory}`.trim(),
+  };
+  const options = { databaseUrl: values['database-url']!, accounts: Number(values.accounts), frontEnv };
   try {
-    const core = await coreTarget(dataset, dataset.credentials, 1);
-    // The fronts start able to write their heaps on a signal (their environment is taken from this process's).
-    process.env.NODE_OPTIONS =
-      `${process.env.NODE_OPTIONS ?? ''} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${directory}`.trim();
-    const fronts = [
-      await gatewayTarget(core, dataset, await prepareGateway(databaseUrl), { workers: 1 }),
-      await forwarderTarget(core, { workers: 1 }),
-    ];
-    const scenario = SCENARIOS.find((candidate) => candidate.name === 'findBySSN')!;
-    const known = new Set<string>();
-    for (const front of fronts) {
-      // Warmed up first, so that compiled code and the pools' connections are there in both snapshots.
-      await measureScenario(front, scenario, { seconds: 4, connections });
-      await sleep(1000);
-      const idle = kindsOf(readFileSync(await snapshot(front, directory, known), 'utf8'));
-      let loaded: Promise<string> | undefined;
-      const watched: Target = {
-        ...front,
-        watches: [
-          {
-            name: 'heap',
-            async start() {
-              loaded = sleep(2000).then(() => snapshot(front, directory, known));
-              return { stop: () => 0 };
+    await withOneProcessEach(options, async ({ gateway, forwarder }) => {
+      const scenario = scenarioNamed('findBySSN');
+      const known = new Set<string>();
+      for (const front of [gateway, forwarder]) {
+        // Warmed up first, so that compiled code and the pools' connections are there in both snapshots.
+        await measureScenario(front, scenario, { seconds: 4, connections });
+        await sleep(1000);
+        const idle = kindsOf(readFileSync(await snapshot(front, directory, known), 'utf8'));
+        let loaded: Promise<string> | undefined;
+        const watched: Target = {
+          ...front,
+          watches: [
+            {
+              name: 'heap',
+              async start() {
+                loaded = sleep(2000).then(() => snapshot(front, directory, known));
+                return { stop: () => 0 };
+              },
             },
-          },
-        ],
-      };
-      await measureScenario(watched, scenario, { seconds: 6, connections });
-      const busy = kindsOf(readFileSync(await loaded!, 'utf8'));
-      const grown = [...busy].map(([kind, seen]) => {
-        const before = idle.get(kind) ?? { count: 0, bytes: 0 };
-        return { kind, count: seen.count - before.count, bytes: seen.bytes - before.bytes };
-      });
-      // Compiled code grows with the run, not with the requests in flight.
-      const perRequest = grown.filter((row) => row.kind !== 'code');
-      const bytes = perRequest.reduce((sum, row) => sum + row.bytes, 0);
-      const count = perRequest.reduce((sum, row) => sum + row.count, 0);
-      console.log(
-        `\n${front.label}: ${count} objects, ${(bytes / 1024).toFixed(0)} KB more under load than idle: ` +
-          `${(count / connections).toFixed(0)} objects, ${(bytes / 1024 / connections).toFixed(1)} KB a request in flight\n`,
-      );
-      console.log('| kind | objects a request in flight | bytes a request in flight |');
-      console.log('| --- | ---: | ---: |');
-      for (const row of perRequest.sort((a, b) => b.bytes - a.bytes).slice(0, rows))
+          ],
+        };
+        await measureScenario(watched, scenario, { seconds: 6, connections });
+        const busy = kindsOf(readFileSync(await loaded!, 'utf8'));
+        const grown = [...busy].map(([kind, seen]) => {
+          const before = idle.get(kind) ?? { count: 0, bytes: 0 };
+          return { kind, count: seen.count - before.count, bytes: seen.bytes - before.bytes };
+        });
+        // Compiled code grows with the run, not with the requests in flight.
+        const perRequest = grown.filter((row) => row.kind !== 'code');
+        const bytes = perRequest.reduce((sum, row) => sum + row.bytes, 0);
+        const count = perRequest.reduce((sum, row) => sum + row.count, 0);
         console.log(
-          `| ${row.kind} | ${(row.count / connections).toFixed(1)} | ${Math.round(row.bytes / connections)} |`,
+          `\n${front.label}: ${count} objects, ${(bytes / 1024).toFixed(0)} KB more under load than idle: ` +
+            `${(count / connections).toFixed(0)} objects, ${(bytes / 1024 / connections).toFixed(1)} KB a request in flight\n`,
         );
-    }
+        console.log('| kind | objects a request in flight | bytes a request in flight |');
+        console.log('| --- | ---: | ---: |');
+        for (const row of perRequest.sort((a, b) => b.bytes - a.bytes).slice(0, rows))
+          console.log(
+            `| ${row.kind} | ${(row.count / connections).toFixed(1)} | ${Math.round(row.bytes / connections)} |`,
+          );
+      }
+    });
   } finally {
-    await stopAllChildren();
     rmSync(directory, { recursive: true, force: true });
   }
 }

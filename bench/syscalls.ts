@@ -11,12 +11,9 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DEFAULT_SEED } from '../src/seed/load.js';
-import { prepareGateway, preparePostgres } from './datasets.js';
 import { measureScenario } from './measure.js';
-import { SCENARIOS } from './scenarios.js';
-import { buildServers, installCleanup, stopAllChildren } from './servers.js';
-import { coreTarget, forwarderTarget, gatewayTarget, type Target } from './targets.js';
+import { scenarioNamed, withOneProcessEach } from './one-process-each.js';
+import type { Target } from './targets.js';
 
 const { values } = parseArgs({
   options: {
@@ -60,8 +57,7 @@ function watchSyscalls(pid: number): { stop(): Promise<Counts> } {
 }
 
 async function countsOf(front: Target, core: Target, scenarioName: string, seconds: number, connections: number) {
-  const scenario = SCENARIOS.find((candidate) => candidate.name === scenarioName);
-  if (!scenario) throw new Error(`no scenario named ${scenarioName}`);
+  const scenario = scenarioNamed(scenarioName);
   let watching: { front: ReturnType<typeof watchSyscalls>; core: ReturnType<typeof watchSyscalls> } | undefined;
   // A watch starts after the warm-up and stops with the measured part: strace is attached over that window.
   const watched: Target = {
@@ -105,16 +101,10 @@ function table(rows: readonly { label: string; requests: number; counts: Counts 
 }
 
 async function main(): Promise<void> {
-  installCleanup(() => process.exit(130));
   const seconds = Number(values.seconds);
   const connections = Number(values.connections);
-  const databaseUrl = values['database-url']!;
-  await buildServers();
-  const dataset = await preparePostgres(databaseUrl, Number(values.accounts), DEFAULT_SEED, true);
-  try {
-    const core = await coreTarget(dataset, dataset.credentials, 1);
-    const gateway = await gatewayTarget(core, dataset, await prepareGateway(databaseUrl), { workers: 1 });
-    const forwarder = await forwarderTarget(core, { workers: 1 });
+  const options = { databaseUrl: values['database-url']!, accounts: Number(values.accounts) };
+  await withOneProcessEach(options, async ({ core, gateway, forwarder }) => {
     // Gateway, forwarder, forwarder, gateway: the core warms up behind the first, so each front is second once.
     const runs = [gateway, forwarder].map((front) => ({
       front,
@@ -138,9 +128,7 @@ async function main(): Promise<void> {
         ]),
       ),
     );
-  } finally {
-    await stopAllChildren();
-  }
+  });
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await main();

@@ -1,0 +1,47 @@
+/**
+ * One gateway process and one forwarder process in front of one core process, on the PostgreSQL dataset:
+ * what the benches that watch a process from outside measure (bench/syscalls.ts, bench/collections.ts,
+ * bench/heap-in-flight.ts), each front with nothing but its own work in it.
+ */
+import { DEFAULT_SEED } from '../src/seed/load.js';
+import { prepareGateway, preparePostgres } from './datasets.js';
+import { SCENARIOS, type Scenario } from './scenarios.js';
+import { buildServers, installCleanup, stopAllChildren } from './servers.js';
+import { coreTarget, forwarderTarget, gatewayTarget, type CoreTarget, type Target } from './targets.js';
+
+export interface OneProcessEach {
+  readonly core: CoreTarget;
+  readonly gateway: Target;
+  readonly forwarder: Target;
+}
+
+/** The scenario of that name; an unknown name stops the bench. */
+export function scenarioNamed(name: string): Scenario {
+  const scenario = SCENARIOS.find((candidate) => candidate.name === name);
+  if (!scenario) throw new Error(`no scenario named ${name}`);
+  return scenario;
+}
+
+/**
+ * Builds the servers, prepares the dataset of `accounts` accounts, starts the core, then the two fronts with
+ * `frontEnv` added to their environment (not the core's), and runs `use`; every process is stopped after it,
+ * and on Ctrl-C.
+ */
+export async function withOneProcessEach<T>(
+  options: { readonly databaseUrl: string; readonly accounts: number; readonly frontEnv?: NodeJS.ProcessEnv },
+  use: (targets: OneProcessEach) => Promise<T>,
+): Promise<T> {
+  installCleanup(() => process.exit(130));
+  await buildServers();
+  const dataset = await preparePostgres(options.databaseUrl, options.accounts, DEFAULT_SEED, true);
+  try {
+    const core = await coreTarget(dataset, dataset.credentials, 1);
+    // A front's environment is taken from this process's as it starts.
+    Object.assign(process.env, options.frontEnv);
+    const gateway = await gatewayTarget(core, dataset, await prepareGateway(options.databaseUrl), { workers: 1 });
+    const forwarder = await forwarderTarget(core, { workers: 1 });
+    return await use({ core, gateway, forwarder });
+  } finally {
+    await stopAllChildren();
+  }
+}
