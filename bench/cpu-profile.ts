@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-interface CallFrame {
+export interface CallFrame {
   readonly functionName: string;
   readonly url: string;
   readonly lineNumber: number;
@@ -45,7 +45,7 @@ const PACKAGE = /node_modules\/((?:@[^/]+\/)?[^/]+)/;
  * Where a frame's code is: a repository source file (through its build's source map: coregate's dist/ and the
  * bench's servers under node_modules/.cache), a package, Node.js's own (`node:…`) or V8's (`(garbage collector)`).
  */
-function framePlace(frame: CallFrame, maps: Map<string, SourceMap | undefined>): Place {
+export function framePlace(frame: CallFrame, maps: Map<string, SourceMap | undefined>): Place {
   if (!frame.url) return { module: frame.functionName.startsWith('(') ? frame.functionName : '(native)' };
   if (frame.url.startsWith('node:')) return { module: frame.url };
   const file = frame.url.startsWith('file://') ? fileURLToPath(frame.url) : frame.url;
@@ -66,7 +66,7 @@ function framePlace(frame: CallFrame, maps: Map<string, SourceMap | undefined>):
   return { module: inPackage ? inPackage[1]! : relative(REPO_ROOT, file) };
 }
 
-interface Place {
+export interface Place {
   readonly module: string;
   readonly line?: number;
   /** Source of this repository (src/, bench/), not a package's or Node.js's. */

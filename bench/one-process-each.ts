@@ -3,6 +3,7 @@
  * what the benches that watch a process from outside measure (bench/syscalls.ts, bench/collections.ts,
  * bench/heap-in-flight.ts), each front with nothing but its own work in it.
  */
+import { join } from 'node:path';
 import { DEFAULT_SEED } from '../src/seed/load.js';
 import { prepareGateway, preparePostgres } from './datasets.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
@@ -13,6 +14,8 @@ export interface OneProcessEach {
   readonly core: CoreTarget;
   readonly gateway: Target;
   readonly forwarder: Target;
+  /** The gateway of another build, when `baselineEntry` named one. */
+  readonly baseline?: Target;
 }
 
 /** The scenario of that name; an unknown name stops the bench. */
@@ -23,12 +26,20 @@ export function scenarioNamed(name: string): Scenario {
 }
 
 /**
- * Builds the servers, prepares the dataset of `accounts` accounts, starts the core, then the two fronts with
- * `frontEnv` added to their environment (not the core's), and runs `use`; every process is stopped after it,
+ * Builds the servers, prepares the dataset of `accounts` accounts, starts the core, then the two fronts (and
+ * another build's gateway) with `frontEnv` added to their environment (not the core's), and runs `use`; every process is stopped after it,
  * and on Ctrl-C.
  */
 export async function withOneProcessEach<T>(
-  options: { readonly databaseUrl: string; readonly accounts: number; readonly frontEnv?: NodeJS.ProcessEnv },
+  options: {
+    readonly databaseUrl: string;
+    readonly accounts: number;
+    readonly frontEnv?: NodeJS.ProcessEnv;
+    /** Another build's `dist/coregate.js`: its gateway is started too, as `baseline`. */
+    readonly baselineEntry?: string;
+    /** Each front writes its CPU profile into `<profileDir>/<gateway|forwarder|baseline>` as it stops. */
+    readonly profileDir?: string;
+  },
   use: (targets: OneProcessEach) => Promise<T>,
 ): Promise<T> {
   installCleanup(() => process.exit(130));
@@ -38,9 +49,19 @@ export async function withOneProcessEach<T>(
     const core = await coreTarget(dataset, dataset.credentials, 1);
     // A front's environment is taken from this process's as it starts.
     Object.assign(process.env, options.frontEnv);
-    const gateway = await gatewayTarget(core, dataset, await prepareGateway(options.databaseUrl), { workers: 1 });
-    const forwarder = await forwarderTarget(core, { workers: 1 });
-    return await use({ core, gateway, forwarder });
+    const gatewayDatabase = await prepareGateway(options.databaseUrl);
+    const profiled = (name: string) => (options.profileDir ? { profileDir: join(options.profileDir, name) } : {});
+    const gateway = await gatewayTarget(core, dataset, gatewayDatabase, { workers: 1, ...profiled('gateway') });
+    const forwarder = await forwarderTarget(core, { workers: 1, ...profiled('forwarder') });
+    const baseline = options.baselineEntry
+      ? await gatewayTarget(core, dataset, gatewayDatabase, {
+          workers: 1,
+          ...profiled('baseline'),
+          entry: options.baselineEntry,
+          label: 'baseline gateway',
+        })
+      : undefined;
+    return await use({ core, gateway, forwarder, ...(baseline ? { baseline } : {}) });
   } finally {
     await stopAllChildren();
   }

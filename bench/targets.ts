@@ -79,10 +79,11 @@ export async function startCoregate(
   dataset: Dataset,
   workers: number,
   nodeFlags: readonly string[] = [],
+  entry?: string,
 ): Promise<Server> {
   const args = [
     ...nodeFlags,
-    ...COREGATE.args,
+    ...(entry ? [...COREGATE.args.slice(0, -1), entry] : COREGATE.args),
     'serve',
     '--no-demo',
     ...(workers > 1 ? ['--workers', String(workers)] : []),
@@ -315,6 +316,10 @@ function databaseWatch(databaseUrl: string): Watch {
 export interface FrontOptions {
   readonly workers: number;
   readonly profileDir?: string;
+  /** The gateway of another build (its `dist/coregate.js`), to weigh two builds against each other. */
+  readonly entry?: string;
+  /** Told apart in the output from another gateway of the same run. */
+  readonly label?: string;
 }
 
 /** The Node.js flags of a profiled server: every process writes its profile to `directory` as it exits. */
@@ -331,15 +336,16 @@ export async function gatewayTarget(
   core: CoreTarget,
   dataset: Dataset,
   gateway: { readonly env: NodeJS.ProcessEnv; readonly token: (coreUrl: string) => Promise<string> },
-  { workers, profileDir }: FrontOptions,
+  { workers, profileDir, entry, label }: FrontOptions,
 ): Promise<Target> {
   const env = { ...gateway.env, COREGATE_CORE: 'symxchange', COREGATE_SYMXCHANGE_URL: core.server.url };
   const token = await gateway.token(core.server.url);
-  const server = await startCoregate('coregate gateway', { ...dataset, env }, workers, profileFlags(profileDir));
+  const name = label ?? 'coregate gateway';
+  const server = await startCoregate(name, { ...dataset, env }, workers, profileFlags(profileDir), entry);
   const databaseUrl = gateway.env.DATABASE_URL;
   return {
     id: 'gateway',
-    label: TARGET_LABELS.gateway,
+    label: label ?? TARGET_LABELS.gateway,
     server,
     headers: jsonHeaders(token),
     operations: frontOperations(core),
