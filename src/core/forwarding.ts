@@ -185,8 +185,7 @@ export function createForwarding(
     return isObject(value) ? [value] : [];
   }
 
-  async function fromCore(operation: AnyOperation, body: JsonObject, plan: ReadPlan | undefined, call: CallCore) {
-    if (!plan) return call(operation, body);
+  async function fromCore(operation: AnyOperation, body: JsonObject, plan: ReadPlan, call: CallCore) {
     const record = plan.record;
     const derivedFrom = mapping.wireOperation(operation).derivedFrom;
     const sibling = derivedFrom ? operationNamed(operation, derivedFrom) : undefined;
@@ -240,18 +239,26 @@ export function createForwarding(
   }
 
   return {
-    async answer(operation, body, call) {
-      // What the core's messages cannot carry is the operation's to answer (a share update's failed fields).
-      const updateObject = operation.coreRequest && mapping.updateObject(operation);
-      const forCore = operation.coreRequest?.(body as never, {
-        release: mapping.facts.release.release,
-        fields: updateObject?.fields,
-      });
-      if (forCore) return forCore.answer(forCore.request && (await call(operation, forCore.request)));
-      // The read plan checks the request's queries before any call (400 INVALID_QUERY costs the core nothing).
-      const plan = operation.readPlan?.(body as never);
-      const answer = await fromCore(operation, pageSizeCapped(body), plan, call);
-      return plan ? shapedAnswer(answer, plan) : answer;
+    answer(operation, body, call) {
+      try {
+        // What the core's messages cannot carry is the operation's to answer (a share update's failed fields).
+        const updateObject = operation.coreRequest && mapping.updateObject(operation);
+        const forCore = operation.coreRequest?.(body as never, {
+          release: mapping.facts.release.release,
+          fields: updateObject?.fields,
+        });
+        if (forCore)
+          return forCore.request
+            ? call(operation, forCore.request).then((answer) => forCore.answer(answer))
+            : Promise.resolve(forCore.answer(undefined));
+        // The read plan checks the request's queries before any call (400 INVALID_QUERY costs the core nothing).
+        const plan = operation.readPlan?.(body as never);
+        // An operation the core answers as it is asked: its one call's answer is the answer.
+        if (!plan) return call(operation, pageSizeCapped(body));
+        return fromCore(operation, pageSizeCapped(body), plan, call).then((answer) => shapedAnswer(answer, plan));
+      } catch (error) {
+        return Promise.reject(error);
+      }
     },
   };
 

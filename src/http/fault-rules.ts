@@ -48,8 +48,13 @@ export class FaultRules {
     /** What a core's failures look like. */
     private readonly failures: SimulatedFailures,
     /** Whether fault injection is on: while off, no rule applies (and the set is not read). */
-    private readonly injection: Pick<FaultInjectionSwitch, 'isOn'>,
+    private readonly injection: Pick<FaultInjectionSwitch, 'isOn' | 'knownOff'>,
   ) {}
+
+  /** No rule can fire now: fault injection is off, as read within the last second. */
+  idle(): boolean {
+    return this.injection.knownOff();
+  }
 
   /** The set changed in this process: the next call reads it again. */
   invalidate(): void {

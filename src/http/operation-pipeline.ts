@@ -27,7 +27,7 @@ import { propertyErrors, type AjvError } from './error-handler.js';
 import type { RateLimit } from './metrics.js';
 import type { Face } from '../contract/fault-rules.js';
 import type { FaultRules } from './fault-rules.js';
-import { applySandboxFault, type SandboxFaultOptions } from './sandbox-faults.js';
+import { applySandboxFault, asksForSandboxFault, type SandboxFaultOptions } from './sandbox-faults.js';
 import { requestTraceId } from './tracing.js';
 import { runKeyedCoreWrite, runWrite } from './writes.js';
 
@@ -164,16 +164,24 @@ export class OperationPipeline {
     request.operation = operation;
     const { tokenName, scopes } = request.bearer!;
     const { limiter } = this.options;
-    const decisions = await Promise.all([
-      limiter.hit(`token:${tokenName}`, this.general),
-      ...(operation.service === 'findby' ? [limiter.hit(`findby:${tokenName}`, this.findBy)] : []),
-    ]);
-    const refused = decisions.findIndex((d) => !d.allowed);
-    if (refused >= 0) {
-      this.options.onRateLimited?.(refused === 0 ? 'token' : 'findby');
-      throw rateLimited(decisions[refused]!.retryAfterSeconds);
+    // Both at once (each may be a round trip to Redis).
+    const pending = limiter.hit(`token:${tokenName}`, this.general);
+    const [general, findBy] =
+      operation.service === 'findby'
+        ? await Promise.all([pending, limiter.hit(`findby:${tokenName}`, this.findBy)])
+        : [await pending, undefined];
+    if (!general.allowed) {
+      this.options.onRateLimited?.('token');
+      throw rateLimited(general.retryAfterSeconds);
     }
-    reply.header('ratelimit-remaining', String(Math.min(...decisions.map((d) => d.remaining))));
+    if (findBy && !findBy.allowed) {
+      this.options.onRateLimited?.('findby');
+      throw rateLimited(findBy.retryAfterSeconds);
+    }
+    reply.header(
+      'ratelimit-remaining',
+      String(findBy ? Math.min(general.remaining, findBy.remaining) : general.remaining),
+    );
     if (operation.scope && !scopes.includes(operation.scope)) {
       throw forbidden(`The token lacks the ${operation.scope} scope`);
     }
@@ -214,30 +222,64 @@ export class OperationPipeline {
       throw forbidden('These credentials do not reach that account');
     }
     // A forced fault replaces the answer of an admitted, valid call, before anything is written or asked of a core.
-    if (await applySandboxFault(request, reply, this.options.sandboxFaults)) return undefined;
-    if (await this.options.faultRules?.apply(request, reply, operation, face, this.options.sandboxFaults))
+    if (asksForSandboxFault(request) && (await applySandboxFault(request, reply, this.options.sandboxFaults)))
       return undefined;
-    const context = { db, secrets, config, caller };
+    const { faultRules } = this.options;
+    if (
+      faultRules &&
+      !faultRules.idle() &&
+      (await faultRules.apply(request, reply, operation, face, this.options.sandboxFaults))
+    )
+      return undefined;
+    const context: OperationContext = { db, secrets, config, caller };
     const call: CoreCall = {
       requestId: request.id,
       sym: request.sym ?? DEFAULT_SYM,
       traceContext: callerTraceContext(request.headers),
     };
-    const fromCore = async (operationContext: OperationContext) => {
-      try {
-        return await core.answer(operation, operationContext, body, call);
-      } finally {
-        request.coreOutcome = call.outcome;
-      }
-    };
     // A write on coregate's own store runs in one transaction with its Idempotency-Key and audit event. A
     // core that answers over the network keeps no transaction of coregate's open across the call: a key is
     // reserved before it and completed after it (writes.ts, docs/decisions.md "Gateway mode").
-    const keyed = request.headers['idempotency-key'] !== undefined;
+    const transactional =
+      operation.writes && (core.kind === 'store' || request.headers['idempotency-key'] !== undefined);
+    const result = transactional
+      ? await this.write(request, reply, operation, body, context, call)
+      : await this.fromCore(request, operation, body, context, call);
+    this.checkResponse?.(operation, result);
+    if (transactional) request.auditedInTransaction = true;
+    if (operation.auditAccounts) request.auditAccounts = operation.auditAccounts(result);
+    return result;
+  }
+
+  /** The core's answer to the call, and how it went there (`request.coreOutcome`, for the audit trail). */
+  private async fromCore(
+    request: FastifyRequest,
+    operation: AnyOperation,
+    body: RequestBody<never>,
+    context: OperationContext,
+    call: CoreCall,
+  ): Promise<unknown> {
+    try {
+      return await this.options.core.answer(operation, context, body, call);
+    } finally {
+      request.coreOutcome = call.outcome;
+    }
+  }
+
+  /** A write in a transaction (the store) or under its reserved Idempotency-Key (a core), with its audit event. */
+  private write(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    operation: AnyOperation,
+    body: RequestBody<never>,
+    context: OperationContext,
+    call: CoreCall,
+  ): Promise<unknown> {
+    const { core, db, config } = this.options;
     const write = {
       db,
       path: operationPath(operation, call.sym),
-      tokenName,
+      tokenName: request.bearer!.tokenName,
       retentionHours: config.idempotencyRetentionHours,
       idempotencyKeyHeader: request.headers['idempotency-key'],
       body,
@@ -245,18 +287,11 @@ export class OperationPipeline {
       audit: (trx: Db, prior?: CompiledQuery) =>
         this.options.audit.insertInTransaction(trx, auditEvent(request, operation, 200, null), prior),
     };
-    const transactional = operation.writes && (core.kind === 'store' || keyed);
-    const result = !transactional
-      ? await fromCore(context)
-      : core.kind === 'store'
-        ? await runWrite(write, (trx) => fromCore({ ...context, db: trx }))
-        : await runKeyedCoreWrite(
-            { ...write, abandonedAfterMs: this.keyAbandonedAfterMs, keyWrites: this.options.keyWrites },
-            () => fromCore(context),
-          );
-    this.checkResponse?.(operation, result);
-    if (transactional) request.auditedInTransaction = true;
-    if (operation.auditAccounts) request.auditAccounts = operation.auditAccounts(result);
-    return result;
+    return core.kind === 'store'
+      ? runWrite(write, (trx) => this.fromCore(request, operation, body, { ...context, db: trx }, call))
+      : runKeyedCoreWrite(
+          { ...write, abandonedAfterMs: this.keyAbandonedAfterMs, keyWrites: this.options.keyWrites },
+          () => this.fromCore(request, operation, body, context, call),
+        );
   }
 }

@@ -32,6 +32,9 @@ const HEADER = SANDBOX_FAULT_HEADER.toLowerCase();
 /** The most of the header's value the log keeps. */
 const LOGGED_LENGTH = 200;
 
+/** Whether the call asks for a sandbox fault (`X-Coregate-Fault`): only then is `applySandboxFault` needed. */
+export const asksForSandboxFault = (request: FastifyRequest): boolean => request.headers[HEADER] !== undefined;
+
 /**
  * Forces the fault the call's header asks for: waits its delay, then throws its problem or drops the
  * connection (and returns true); without a header, or with a delay alone, the call goes on (false).
