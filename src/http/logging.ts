@@ -4,7 +4,8 @@
  * URL, operation, status, duration, problem code and the request id (`reqId`). Fastify's own pair of lines
  * per request ("incoming request", "request completed") is turned off (app.ts).
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 import type { Config } from '../config.js';
 
 /** The fields of a request's line that pino-pretty shows in its message instead of below it. */
@@ -40,6 +41,8 @@ export async function logDestination(format: Config['logFormat']): Promise<{ str
  * @example app.addHook('onResponse', async (request, reply) => logRequest(request, reply));
  */
 export function logRequest(request: FastifyRequest, reply: FastifyReply): void {
+  const log = request.log as FastifyBaseLogger & Partial<Pick<Logger, 'isLevelEnabled'>>;
+  if (log.isLevelEnabled?.('info') === false) return;
   const operation = request.operation;
   request.log.info(
     {
@@ -53,4 +56,85 @@ export function logRequest(request: FastifyRequest, reply: FastifyReply): void {
     },
     'request',
   );
+}
+
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+type LevelsTold = FastifyBaseLogger & Pick<Logger, 'isLevelEnabled'>;
+
+/** A logger that can say whether a level is written (pino's), unlike Fastify's silent stand-in. */
+const tellsLevels = (logger: FastifyBaseLogger): logger is LevelsTold =>
+  typeof (logger as Partial<Logger>).isLevelEnabled === 'function';
+
+/**
+ * A request's logger, made of the service's when the request first writes a line at a level the log keeps:
+ * a call that writes none (every call at `LOG_LEVEL=warn` that goes well) makes no child logger, whose
+ * bindings pino would serialize and redact for nothing. Its methods are the prototype's: a request makes
+ * one object.
+ */
+class RequestLogger {
+  private made: LevelsTold | undefined;
+
+  constructor(
+    private readonly parent: LevelsTold,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions | undefined,
+  ) {}
+
+  private get logger(): LevelsTold {
+    return (this.made ??= this.parent.child(this.bindings, this.options) as LevelsTold);
+  }
+
+  get level(): string {
+    return (this.made ?? this.parent).level;
+  }
+
+  set level(level: string) {
+    this.logger.level = level;
+  }
+
+  isLevelEnabled(level: string): boolean {
+    return (this.made ?? this.parent).isLevelEnabled(level);
+  }
+
+  private write(level: Level, line: unknown[]): void {
+    if ((this.made ?? this.parent).isLevelEnabled(level)) (this.logger[level] as (...args: unknown[]) => void)(...line);
+  }
+
+  fatal(...line: unknown[]): void {
+    this.write('fatal', line);
+  }
+  error(...line: unknown[]): void {
+    this.write('error', line);
+  }
+  warn(...line: unknown[]): void {
+    this.write('warn', line);
+  }
+  info(...line: unknown[]): void {
+    this.write('info', line);
+  }
+  debug(...line: unknown[]): void {
+    this.write('debug', line);
+  }
+  trace(...line: unknown[]): void {
+    this.write('trace', line);
+  }
+  silent(): void {}
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.logger.child(bindings, options);
+  }
+}
+
+/**
+ * The logger of a request (Fastify's `childLoggerFactory`): the service's child with the request's bindings,
+ * made when first written to. A route's own log level, or a logger that cannot tell its levels, makes it at once.
+ * @example app.setChildLoggerFactory((logger, bindings, options) => requestLogger(logger, bindings, options));
+ */
+export function requestLogger(
+  parent: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildLoggerOptions | undefined,
+): FastifyBaseLogger {
+  if (!tellsLevels(parent) || options?.level !== undefined) return parent.child(bindings, options);
+  return new RequestLogger(parent, bindings, options) as unknown as FastifyBaseLogger;
 }

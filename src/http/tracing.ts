@@ -13,6 +13,7 @@ import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, ty
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { TracingSettings } from '../config.js';
 import { callerTraceId } from '../telemetry/trace-context.js';
+import { requestLogger } from './logging.js';
 import { activeTraceIds, coregateTracer, tracingEnabled } from '../telemetry/tracing.js';
 
 declare module 'fastify' {
@@ -43,10 +44,12 @@ export function registerRequestTracing(app: FastifyInstance): void {
     // No span to name the lines: the caller's trace id does, bound to the request's logger as it is made.
     app.setChildLoggerFactory((logger, bindings, options, raw) => {
       const traceId = callerTraceId(raw.headers);
-      return logger.child(traceId === undefined ? bindings : { ...bindings, trace_id: traceId }, options);
+      return requestLogger(logger, traceId === undefined ? bindings : { ...bindings, trace_id: traceId }, options);
     });
     return;
   }
+  // The span's ids are in each line (`withTraceIds`), written as it is.
+  app.setChildLoggerFactory(requestLogger);
   const tracer = coregateTracer();
   app.addHook('onRequest', (request, _reply, done) => {
     const parent = propagation.extract(ROOT_CONTEXT, request.headers);
