@@ -35,8 +35,8 @@ export function auditedCoreOutcome(outcome: CoreOutcome): string {
   return outcome.faultRule === undefined ? outcome.outcome : `${outcome.outcome} by ${outcome.faultRule}`;
 }
 
-/** The state of a gateway core's circuit breaker (cockatiel's): `half_open` lets one call try the core. */
-export type CircuitState = 'closed' | 'half_open' | 'open' | 'isolated';
+/** The state of a gateway core's circuit breaker (circuit.ts): `half_open` lets one call try the core. */
+export type CircuitState = 'closed' | 'half_open' | 'open';
 
 /** Whether a core can answer now, for `/ready`. */
 export interface CoreReadiness {

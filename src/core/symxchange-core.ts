@@ -11,7 +11,6 @@
  * arrives, bounded in size and in the length of its lists. A read is sent once more on a reset connection; a
  * write never is. A circuit breaker per core sheds calls while the core is down.
  */
-import { BrokenCircuitError, circuitBreaker, CircuitState, ConsecutiveBreaker, handleWhen } from 'cockatiel';
 import type { TSchema } from 'typebox';
 import type { SymxchangeSettings } from '../config.js';
 import { Problem, recordNotFound, type ProblemCode } from '../contract/problems.js';
@@ -32,7 +31,8 @@ import { traceCoreAnswer, traceCoreAttempt, traceCoreCall } from '../telemetry/t
 import { xmlAnswerReader } from './answer-reader.js';
 import { assumedRelease, learnRelease, serviceAddress, SYMXCHANGE_SERVICES } from './core-release.js';
 import { coreFaultRules, DEFAULT_CORE_FAULT_RULES, refusalProblem, type CoreFaultRules } from './core-fault-rules.js';
-import type { CircuitState as CoreCircuitState, Core, CoreCall, CoreLog } from './core.js';
+import { BrokenCircuitError, Circuit } from './circuit.js';
+import type { Core, CoreCall, CoreLog } from './core.js';
 import { DEADLINES, type Deadline } from './deadlines.js';
 import { createForwarding, type CallCore } from './forwarding.js';
 import {
@@ -250,14 +250,6 @@ export function mayHaveBeenApplied(error: unknown): boolean {
   return error instanceof Problem && UNSURE_WRITES.has(error);
 }
 
-/** cockatiel's breaker states by their names in the metrics. */
-const CIRCUIT_STATES: Readonly<Record<CircuitState, CoreCircuitState>> = {
-  [CircuitState.Closed]: 'closed',
-  [CircuitState.HalfOpen]: 'half_open',
-  [CircuitState.Open]: 'open',
-  [CircuitState.Isolated]: 'isolated',
-};
-
 /** How the gateway speaks one SymXchange release: its codec, and the forwarding of operations onto it. */
 interface Dialect {
   readonly facts: SymxFacts;
@@ -270,7 +262,7 @@ interface SymCore {
   readonly sym: number;
   readonly url: URL;
   readonly transport: CoreTransport;
-  readonly breaker: ReturnType<typeof circuitBreaker>;
+  readonly breaker: Circuit;
   dialect: Dialect;
 }
 
@@ -339,14 +331,14 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
 
   const cores = new Map<number, SymCore>();
   for (const [sym, url] of settings.urls) {
-    const breaker = circuitBreaker(
+    const breaker = new Circuit({
+      failures: settings.breakerFailures,
+      halfOpenAfterMs: settings.breakerOpenMs,
       // A core that cannot be reached or does not answer counts; a fault or a bad answer is an answer.
-      handleWhen((error) => error instanceof CoreFailure && error.kind !== 'bad-response'),
-      { halfOpenAfter: settings.breakerOpenMs, breaker: new ConsecutiveBreaker(settings.breakerFailures) },
-    );
-    breaker.onStateChange((state) => {
-      if (state === CircuitState.Open) options.onCircuit?.(sym, 'open', url);
-      if (state === CircuitState.Closed) options.onCircuit?.(sym, 'closed', url);
+      counts: (error) => error instanceof CoreFailure && error.kind !== 'bad-response',
+      onChange: (state) => {
+        if (state === 'open' || state === 'closed') options.onCircuit?.(sym, state, url);
+      },
     });
     const facts = assumedRelease(url, settings.release);
     cores.set(sym, { sym, url, transport: coreTransport(url, settings), breaker, dialect: dialectOf(facts) });
@@ -382,17 +374,6 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
         traceContext: call.traceContext,
       }),
     );
-  }
-
-  /** Sends a request once, or twice for a read whose connection was reset under it. */
-  async function send(call: CallContext, path: string, soapAction: string, xml: string, read: boolean) {
-    try {
-      return await exchange(call, path, soapAction, xml);
-    } catch (error) {
-      if (!read || !(error instanceof CoreFailure) || !error.reset || call.deadline.expired) throw error;
-      traceCoreAttempt(2);
-      return exchange(call, path, soapAction, xml);
-    }
   }
 
   /** The facts every log entry of a call names. */
@@ -436,11 +417,20 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
     const { codec } = call.core.dialect;
     const wire = codec.mapping.wireOperation(operation);
     const xml = codec.encodeRequest(operation, body, { messageId: call.requestId, deviceInformation: device });
+    const path = serviceAddress(call.core.url, wire.service);
     let answer: CoreAnswer<XmlElement>;
     try {
-      answer = await send(call, serviceAddress(call.core.url, wire.service), wire.soapAction, xml, !operation.writes);
+      answer = await exchange(call, path, wire.soapAction, xml);
     } catch (error) {
-      throw failedExchange(call, operation, error);
+      // A read whose connection was reset under it is sent once more; a write never is.
+      if (operation.writes || !(error instanceof CoreFailure) || !error.reset || call.deadline.expired)
+        throw failedExchange(call, operation, error);
+      traceCoreAttempt(2);
+      try {
+        answer = await exchange(call, path, wire.soapAction, xml);
+      } catch (again) {
+        throw failedExchange(call, operation, again);
+      }
     }
     traceCoreAnswer(answer.status);
     try {
@@ -589,16 +579,16 @@ export function symxchangeCore(options: SymxchangeCoreOptions): Core {
     readiness() {
       const states = [...cores.values()].map((core) => ({
         sym: core.sym,
-        state: CircuitState[core.breaker.state],
+        state: core.breaker.state,
         release: core.dialect.facts.release.release,
       }));
       return {
-        ready: states.some((s) => s.state !== 'Open'),
-        detail: states.map((s) => `${s.sym}: ${s.state.toLowerCase()}, SymXchange ${s.release}`).join('; '),
+        ready: states.some((s) => s.state !== 'open'),
+        detail: states.map((s) => `${s.sym}: ${s.state.replace('_', ' ')}, SymXchange ${s.release}`).join('; '),
       };
     },
     circuits() {
-      return new Map([...cores.values()].map((core) => [core.sym, CIRCUIT_STATES[core.breaker.state]]));
+      return new Map([...cores.values()].map((core) => [core.sym, core.breaker.state]));
     },
     recording: recorder && (() => recorder.counts()),
     async close() {

@@ -18,7 +18,7 @@ import type { ConnectionClosing } from './connections.js';
 
 /** Latency buckets in seconds: a cached lookup takes about a millisecond, a core's timeout 15 s. */
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
-const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'half_open', 'open', 'isolated'];
+const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'half_open', 'open'];
 
 /** The caches of answers kept in memory, by the generation they are checked against (their metrics' name). */
 const CACHES: readonly { generation: Generation; what: string; capacity: string }[] = [
@@ -257,7 +257,7 @@ export class ServiceMetrics {
     });
     new Gauge({
       name: 'coregate_core_circuit_state',
-      help: "Each core's circuit breaker: 1 for the state it is in (closed, half_open, open, isolated), 0 for the others",
+      help: "Each core's circuit breaker: 1 for the state it is in (closed, half_open, open), 0 for the others",
       labelNames: ['sym', 'state'],
       registers,
       collect() {
