@@ -242,9 +242,15 @@ export class OperationPipeline {
     // reserved before it and completed after it (writes.ts, docs/decisions.md "Gateway mode").
     const transactional =
       operation.writes && (core.kind === 'store' || request.headers['idempotency-key'] !== undefined);
-    const result = transactional
-      ? await this.write(request, reply, operation, body, context, call)
-      : await this.fromCore(request, operation, body, context, call);
+    let result: unknown;
+    if (transactional) result = await this.write(request, reply, operation, body, context, call);
+    else
+      try {
+        // Awaited here, not through another async function: a call holds one suspended frame less meanwhile.
+        result = await core.answer(operation, context, body, call);
+      } finally {
+        request.coreOutcome = call.outcome;
+      }
     this.checkResponse?.(operation, result);
     if (transactional) request.auditedInTransaction = true;
     if (operation.auditAccounts) request.auditAccounts = operation.auditAccounts(result);

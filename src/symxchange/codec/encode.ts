@@ -57,6 +57,12 @@ export function compileEncoders(codec: {
     return encoder;
   }
 
+  /** Whether a JSON object has no property (without making a list of them). */
+  function hasNoProperties(object: JsonObject): boolean {
+    for (const _key in object) return false;
+    return true;
+  }
+
   function compileElementEncoder(element: XsdElement, schema: JsonSchema): ElementEncoder {
     const { name, type } = element;
     const complex = mapping.isComplexType(type);
@@ -151,6 +157,9 @@ export function compileEncoders(codec: {
       (choice) => new Set(choice.particles.flatMap((p) => (p.kind === 'element' ? [p.name] : []))),
     );
     const credentials = typeName.endsWith('CredentialsChoice');
+    /** An alternative of a choice not given: no value, null, or (credentials) an empty object. */
+    const absentAlternative = (value: unknown) =>
+      value === undefined || value === null || (credentials && isObject(value) && hasNoProperties(value as JsonObject));
 
     /** Refuses a JSON property without an element or attribute (only looked for when the counts differ). */
     const checkProperties = (object: JsonObject) => {
@@ -172,17 +181,13 @@ export function compileEncoders(codec: {
     return (name, object) => {
       // A choice carries one alternative. The spec shows credential objects as empty objects, which count as
       // absent; two given alternatives are refused (the caller picks which one the core should get).
-      let skipped: Set<string> | undefined;
       for (const names of choiceNames) {
-        const present = Object.keys(object).filter(
-          (key) =>
-            names.has(key) &&
-            object[key] !== undefined &&
-            object[key] !== null &&
-            !(credentials && isObject(object[key]) && Object.keys(object[key] as JsonObject).length === 0),
-        );
-        if (present.length > 1) throw violation(`${present.join(' and ')} are alternatives of an xsd:choice: send one`);
-        for (const key of names) if (!present.includes(key)) (skipped ??= new Set()).add(key);
+        let present = 0;
+        for (const key of names) if (!absentAlternative(object[key])) present += 1;
+        if (present > 1) {
+          const given = [...names].filter((key) => !absentAlternative(object[key]));
+          throw violation(`${given.join(' and ')} are alternatives of an xsd:choice: send one`);
+        }
       }
       let written = '';
       let used = 0;
@@ -198,7 +203,7 @@ export function compileEncoders(codec: {
         const value = object[slot.name];
         if (value === undefined) continue;
         used += 1;
-        if (skipped?.has(slot.name)) continue;
+        if (slot.choice && absentAlternative(value)) continue;
         if (!slot.encode) throw violation(`JSON property ${slot.name} has no schema`, slot.name);
         if (value === null && slot.nullIsAbsent) continue;
         if (slot.hasDefault && sameJson(value, slot.defaultValue)) continue;

@@ -16,9 +16,22 @@ import { quoted, violation } from './violations.js';
  * declaration).
  */
 const namespaces = (mapping: SymxMapping, wire: WireOperation, childXml: string) =>
-  `xmlns:soapenv="${SOAP_ENVELOPE_NS}" xmlns:tns="${mapping.service(wire.service).targetNamespace}" ` +
-  `xmlns:cmn="${mapping.facts.qualifiedName('symxcommon:x').namespace}"` +
-  `${childXml.includes('xsi:') ? ` xmlns:xsi="${XSI_NS}"` : ''}`;
+  `${declarationsOf(mapping, wire)}${childXml.includes('xsi:') ? ` xmlns:xsi="${XSI_NS}"` : ''}`;
+
+/** The declarations every envelope of an operation of a release opens with, written once for each. */
+const declared = new WeakMap<SymxMapping, Map<WireOperation, string>>();
+function declarationsOf(mapping: SymxMapping, wire: WireOperation): string {
+  let byWire = declared.get(mapping);
+  if (!byWire) declared.set(mapping, (byWire = new Map()));
+  let declarations = byWire.get(wire);
+  if (declarations === undefined) {
+    declarations =
+      `xmlns:soapenv="${SOAP_ENVELOPE_NS}" xmlns:tns="${mapping.service(wire.service).targetNamespace}" ` +
+      `xmlns:cmn="${mapping.facts.qualifiedName('symxcommon:x').namespace}"`;
+    byWire.set(wire, declarations);
+  }
+  return declarations;
+}
 
 /**
  * An envelope whose Body holds `bodyElement` (in the service's namespace) around `childXml`.
