@@ -5,7 +5,7 @@
  * `bench/gateway-cost.ts` judges over the whole bench, this weighs one change by: build the change here, the
  * code before it in another checkout (`npm run build` there), and name that checkout.
  *
- *   node --import tsx bench/gateway-turns.ts --baseline ../before [--rounds 5] [--seconds 6] [--connections 64]
+ *   node --import tsx bench/gateway-turns.ts --baseline <checkout> [--rounds 5] [--seconds 6] [--connections 64]
  *     [--scenario findBySSN] [--rate 2000] [--accounts 20000]
  *
  * With `--together`, every front is measured at the same time, each sent `--rate` requests a second by its own

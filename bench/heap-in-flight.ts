@@ -68,7 +68,8 @@ async function snapshot(front: Target, directory: string, known: Set<string>): P
     const file = fresh.map((name) => join(directory, name)).sort((a, b) => statSync(b).size - statSync(a).size)[0]!;
     const size = statSync(file).size;
     await sleep(1000);
-    if (statSync(file).size !== size) continue;
+    // Whole once it stopped growing and ends where the snapshot's JSON does (a pause can hold its writing).
+    if (statSync(file).size !== size || !readFileSync(file, 'utf8').trimEnd().endsWith('}')) continue;
     for (const name of fresh) known.add(name);
     return file;
   }
