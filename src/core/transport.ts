@@ -216,6 +216,98 @@ export interface CoreTransport {
 }
 
 /**
+ * One exchange with the core, as undici's handler of it: one object a call (its state in fields, its steps
+ * prototype methods), which undici holds while the call is in flight. It settles once: with the answer read
+ * to its end, or with the first failure (the deadline, the size cap, the reader's refusal, the connection's).
+ */
+class Exchange<T> implements Dispatcher.DispatchHandler {
+  controller: Dispatcher.DispatchController | undefined;
+  /** The request was written to a connection: a write may have been applied. */
+  sent = false;
+  settled = false;
+  private head: AnswerHead | undefined;
+  private reader: AnswerReader<T> | undefined;
+  private size = 0;
+  /** Told by the deadline when it passes. */
+  readonly expired = () =>
+    this.stop(new CoreFailure('timeout', 'the core did not answer in time', { sent: this.sent }));
+
+  constructor(
+    private readonly resolve: (answer: CoreAnswer<T>) => void,
+    private readonly reject: (error: unknown) => void,
+    private readonly deadline: Deadline,
+    private readonly read: (head: AnswerHead) => AnswerReader<T>,
+    private readonly maxBytes: number,
+  ) {}
+
+  /** Ends the exchange with `error` (as it is: a reader's own error stays the caller's), once. */
+  stop(error: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.deadline.onExpire(undefined);
+    if (this.controller && !this.controller.aborted) this.controller.abort(error as Error);
+    this.reject(error);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    // Abandoned while queued or connecting: never written.
+    if (this.settled) return controller.abort(new Error('abandoned'));
+    this.sent = true;
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    status: number,
+    responseHeaders: Record<string, string | string[] | undefined>,
+  ): void {
+    if (this.settled || status < 200) return;
+    const header = (name: string) => {
+      const value = responseHeaders[name];
+      return Array.isArray(value) ? value[0] : value;
+    };
+    const retryAfter = header('retry-after');
+    this.head = { status, contentType: header('content-type') ?? '', ...(retryAfter ? { retryAfter } : {}) };
+    try {
+      this.reader = this.read(this.head);
+    } catch (error) {
+      this.stop(error);
+    }
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled || !this.reader) return;
+    this.size += chunk.length;
+    if (this.size > this.maxBytes)
+      return this.stop(
+        new CoreFailure('bad-response', `the core's answer exceeds ${this.maxBytes} bytes`, { sent: this.sent }),
+      );
+    try {
+      this.reader.write(chunk);
+    } catch (error) {
+      this.stop(error);
+    }
+  }
+
+  onResponseEnd(): void {
+    if (this.settled || !this.head || !this.reader) return;
+    let answer: T;
+    try {
+      answer = this.reader.end();
+    } catch (error) {
+      return this.stop(error);
+    }
+    this.settled = true;
+    this.deadline.onExpire(undefined);
+    this.resolve({ ...this.head, body: answer });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.stop(failureOf(error, this.sent));
+  }
+}
+
+/**
  * The transport to the core at `url`; reads the TLS files now, so an unreadable or mismatched one stops
  * the start with a line naming its setting.
  * @example const transport = coreTransport(new URL('https://core:24604'), settings);
@@ -249,73 +341,10 @@ export function coreTransport(url: URL, settings: SymxchangeSettings): CoreTrans
     { deadline, read }: ExchangeOptions<T>,
   ): Promise<CoreAnswer<T>> {
     return new Promise((resolve, reject) => {
-      let controller: Dispatcher.DispatchController | undefined;
-      let sent = false;
-      let settled = false;
-      let head: AnswerHead | undefined;
-      let reader: AnswerReader<T> | undefined;
-      let size = 0;
-      /** Ends the exchange with `error` (as it is: a reader's own error stays the caller's), once. */
-      const stop = (error: unknown) => {
-        if (settled) return;
-        settled = true;
-        deadline.onExpire(undefined);
-        if (controller && !controller.aborted) controller.abort(error as Error);
-        reject(error);
-      };
-      deadline.onExpire(() => stop(new CoreFailure('timeout', 'the core did not answer in time', { sent })));
-      if (settled) return;
-      pool.dispatch(
-        { method, path, headers, body },
-        {
-          onRequestStart(started) {
-            controller = started;
-            // Abandoned while queued or connecting: never written.
-            if (settled) return started.abort(new Error('abandoned'));
-            sent = true;
-          },
-          onResponseStart(_controller, status, responseHeaders) {
-            if (settled || status < 200) return;
-            const header = (name: string) => {
-              const value = responseHeaders[name];
-              return Array.isArray(value) ? value[0] : value;
-            };
-            const retryAfter = header('retry-after');
-            head = { status, contentType: header('content-type') ?? '', ...(retryAfter ? { retryAfter } : {}) };
-            try {
-              reader = read(head);
-            } catch (error) {
-              stop(error);
-            }
-          },
-          onResponseData(_controller, chunk) {
-            if (settled || !reader) return;
-            size += chunk.length;
-            if (size > maxBytes)
-              return stop(new CoreFailure('bad-response', `the core's answer exceeds ${maxBytes} bytes`, { sent }));
-            try {
-              reader.write(chunk);
-            } catch (error) {
-              stop(error);
-            }
-          },
-          onResponseEnd() {
-            if (settled || !head || !reader) return;
-            let answer: T;
-            try {
-              answer = reader.end();
-            } catch (error) {
-              return stop(error);
-            }
-            settled = true;
-            deadline.onExpire(undefined);
-            resolve({ ...head, body: answer });
-          },
-          onResponseError(_controller, error) {
-            stop(failureOf(error, sent));
-          },
-        },
-      );
+      const handler = new Exchange(resolve, reject, deadline, read, maxBytes);
+      deadline.onExpire(handler.expired);
+      if (handler.settled) return;
+      pool.dispatch({ method, path, headers, body }, handler);
     });
   }
 
