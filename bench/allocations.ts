@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { framePlace, type CallFrame } from './cpu-profile.js';
 import { measureScenario } from './measure.js';
-import { scenarioNamed, withOneProcessEach } from './one-process-each.js';
+import { scenarioNamed, signalledAround, withOneProcessEach } from './one-process-each.js';
 import type { Target } from './targets.js';
 
 const { values } = parseArgs({
@@ -62,23 +62,10 @@ function tallyProfile(head: HeapNode, maps: Map<string, SourceMap | undefined>, 
   visit(head);
 }
 
-/** Asks every process of the front's group to start sampling, or to write what it sampled. */
-const signalGroup = (front: Target) => process.kill(-front.server.pid, 'SIGUSR2');
-
 async function measureOnce(front: Target, directory: string, into: Tally, maps: Map<string, SourceMap | undefined>) {
   for (const name of readdirSync(directory)) rmSync(join(directory, name));
-  const watched: Target = {
-    ...front,
-    watches: [
-      {
-        name: 'allocations',
-        async start() {
-          signalGroup(front);
-          return { stop: () => (signalGroup(front), 0) };
-        },
-      },
-    ],
-  };
+  // The preloaded watch's window is the measured part.
+  const watched = signalledAround(front, 'allocations');
   const settings = { seconds: Number(values.seconds), connections: Number(values.connections) };
   const measurement = await measureScenario(watched, scenarioNamed(values.scenario!), settings);
   if (!measurement.ok) throw new Error(`${front.label}: ${measurement.reason}`);

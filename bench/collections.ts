@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { measureScenario } from './measure.js';
-import { scenarioNamed, withOneProcessEach } from './one-process-each.js';
+import { scenarioNamed, signalledAround, withOneProcessEach } from './one-process-each.js';
 import type { Target } from './targets.js';
 
 const { values } = parseArgs({
@@ -39,9 +39,6 @@ interface Tally {
   delayP99Ms: number[];
 }
 
-/** Asks every process of the front's group to close its window (the first call opens one). */
-const signalGroup = (front: Target) => process.kill(-front.server.pid, 'SIGUSR2');
-
 async function measureOnce(
   front: Target,
   directory: string,
@@ -52,18 +49,8 @@ async function measureOnce(
 ) {
   const scenario = scenarioNamed(scenarioName);
   for (const name of readdirSync(directory)) rmSync(join(directory, name));
-  const watched: Target = {
-    ...front,
-    watches: [
-      {
-        name: 'collections',
-        async start() {
-          signalGroup(front);
-          return { stop: () => (signalGroup(front), 0) };
-        },
-      },
-    ],
-  };
+  // The preloaded watch's window is the measured part.
+  const watched = signalledAround(front, 'collections');
   const measurement = await measureScenario(watched, scenario, { seconds, connections });
   if (!measurement.ok) throw new Error(`${front.label}: ${measurement.reason}`);
   // The processes write their windows on the signal's turn.

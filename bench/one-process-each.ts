@@ -18,6 +18,26 @@ export interface OneProcessEach {
   readonly baseline?: Target;
 }
 
+/**
+ * The front, its measured part bracketed by a SIGUSR2 to every process of its group as it starts and another
+ * as it ends: what a preloaded watch (bench/gc-watch.mjs, bench/alloc-watch.mjs) opens and closes its window on.
+ */
+export function signalledAround(front: Target, name: string): Target {
+  const signal = () => process.kill(-front.server.pid, 'SIGUSR2');
+  return {
+    ...front,
+    watches: [
+      {
+        name,
+        async start() {
+          signal();
+          return { stop: () => (signal(), 0) };
+        },
+      },
+    ],
+  };
+}
+
 /** The scenario of that name; an unknown name stops the bench. */
 export function scenarioNamed(name: string): Scenario {
   const scenario = SCENARIOS.find((candidate) => candidate.name === name);
