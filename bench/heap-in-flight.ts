@@ -57,7 +57,7 @@ export function kindsOf(snapshotText: string): Map<string, { count: number; byte
   return kinds;
 }
 
-/** Signals the front's processes to write a heap snapshot into `directory` and returns the new file, once whole. */
+/** Signals the front's processes to write a heap snapshot into `directory`; the new one's text, once whole. */
 async function snapshot(front: Target, directory: string, known: Set<string>): Promise<string> {
   process.kill(-front.server.pid, 'SIGUSR2');
   for (;;) {
@@ -68,10 +68,12 @@ async function snapshot(front: Target, directory: string, known: Set<string>): P
     const file = fresh.map((name) => join(directory, name)).sort((a, b) => statSync(b).size - statSync(a).size)[0]!;
     const size = statSync(file).size;
     await sleep(1000);
+    if (statSync(file).size !== size) continue;
     // Whole once it stopped growing and ends where the snapshot's JSON does (a pause can hold its writing).
-    if (statSync(file).size !== size || !readFileSync(file, 'utf8').trimEnd().endsWith('}')) continue;
+    const text = readFileSync(file, 'utf8');
+    if (!text.trimEnd().endsWith('}')) continue;
     for (const name of fresh) known.add(name);
-    return file;
+    return text;
   }
 }
 
@@ -93,7 +95,7 @@ async function main(): Promise<void> {
         // Warmed up first, so that compiled code and the pools' connections are there in both snapshots.
         await measureScenario(front, scenario, { seconds: 4, connections });
         await sleep(1000);
-        const idle = kindsOf(readFileSync(await snapshot(front, directory, known), 'utf8'));
+        const idle = kindsOf(await snapshot(front, directory, known));
         let loaded: Promise<string> | undefined;
         const watched: Target = {
           ...front,
@@ -108,7 +110,7 @@ async function main(): Promise<void> {
           ],
         };
         await measureScenario(watched, scenario, { seconds: 6, connections });
-        const busy = kindsOf(readFileSync(await loaded!, 'utf8'));
+        const busy = kindsOf(await loaded!);
         const grown = [...busy].map(([kind, seen]) => {
           const before = idle.get(kind) ?? { count: 0, bytes: 0 };
           return { kind, count: seen.count - before.count, bytes: seen.bytes - before.bytes };
