@@ -97,7 +97,7 @@ class RequestLogger {
   }
 
   private write(level: Level, line: unknown[]): void {
-    if ((this.made ?? this.parent).isLevelEnabled(level)) (this.logger[level] as (...args: unknown[]) => void)(...line);
+    if (this.isLevelEnabled(level)) (this.logger[level] as (...args: unknown[]) => void)(...line);
   }
 
   fatal(...line: unknown[]): void {

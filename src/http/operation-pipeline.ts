@@ -242,34 +242,29 @@ export class OperationPipeline {
     // reserved before it and completed after it (writes.ts, docs/decisions.md "Gateway mode").
     const transactional =
       operation.writes && (core.kind === 'store' || request.headers['idempotency-key'] !== undefined);
-    let result: unknown;
-    if (transactional) result = await this.write(request, reply, operation, body, context, call);
-    else
-      try {
-        // Awaited here, not through another async function: a call holds one suspended frame less meanwhile.
-        result = await core.answer(operation, context, body, call);
-      } finally {
-        request.coreOutcome = call.outcome;
-      }
+    const result = transactional
+      ? await this.write(request, reply, operation, body, context, call)
+      : await this.fromCore(request, operation, body, context, call);
     this.checkResponse?.(operation, result);
     if (transactional) request.auditedInTransaction = true;
     if (operation.auditAccounts) request.auditAccounts = operation.auditAccounts(result);
     return result;
   }
 
-  /** The core's answer to the call, and how it went there (`request.coreOutcome`, for the audit trail). */
-  private async fromCore(
+  /**
+   * The core's answer to the call, and how it went there (`request.coreOutcome`, for the audit trail): the
+   * core's own promise, not an async function around it, so a call holds no suspended frame of it meanwhile.
+   */
+  private fromCore(
     request: FastifyRequest,
     operation: AnyOperation,
     body: RequestBody<never>,
     context: OperationContext,
     call: CoreCall,
   ): Promise<unknown> {
-    try {
-      return await this.options.core.answer(operation, context, body, call);
-    } finally {
+    return this.options.core.answer(operation, context, body, call).finally(() => {
       request.coreOutcome = call.outcome;
-    }
+    });
   }
 
   /** A write in a transaction (the store) or under its reserved Idempotency-Key (a core), with its audit event. */
